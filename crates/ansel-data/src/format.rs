@@ -1,0 +1,183 @@
+use crate::readers::{jsonl, selqa, squad, trecqa, wikiqa};
+use crate::{DataError, Question};
+use std::io::Read;
+use std::path::Path;
+
+/// The input formats ansel reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    WikiQa,
+    TrecQa,
+    SelQa,
+    Squad,
+    Jsonl,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 5] = ["wikiqa", "trecqa", "selqa", "squad", "jsonl"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::WikiQa => "wikiqa",
+            Format::TrecQa => "trecqa",
+            Format::SelQa => "selqa",
+            Format::Squad => "squad",
+            Format::Jsonl => "jsonl",
+        }
+    }
+
+    pub fn parse(self, path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
+        match self {
+            Format::WikiQa => wikiqa::parse(path, bytes),
+            Format::TrecQa => trecqa::parse(path, bytes),
+            Format::SelQa => selqa::parse(path, bytes),
+            Format::Squad => squad::parse(path, bytes),
+            Format::Jsonl => jsonl::parse(path, bytes),
+        }
+    }
+
+    /// Guesses the format from the content (decompressed), falling back to the
+    /// file name; `None` when nothing fits.
+    pub fn guess(path: &Path, bytes: &[u8]) -> Option<Format> {
+        let head = std::str::from_utf8(&bytes[..bytes.len().min(4096)])
+            .or_else(|e| std::str::from_utf8(&bytes[..e.valid_up_to()]))
+            .unwrap_or("");
+        let head = head.trim_start_matches('\u{feff}').trim_start();
+        if head.starts_with("QuestionID\t") {
+            return Some(Format::WikiQa);
+        }
+        if head.starts_with('[') {
+            return Some(Format::SelQa);
+        }
+        if head.starts_with('{') {
+            let first_line = head.lines().next().unwrap_or("");
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(first_line) {
+                if value.get("data").is_some() {
+                    return Some(Format::Squad);
+                }
+                let first_candidate = value.get("candidates").and_then(|c| c.get(0));
+                return Some(match first_candidate {
+                    Some(c) if c.get("sentence").is_some() => Format::TrecQa,
+                    _ => Format::Jsonl,
+                });
+            }
+            // A multi-line JSON object: SQuAD is the only such format.
+            return Some(Format::Squad);
+        }
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        match name.rsplit('.').next()? {
+            "tsv" => Some(Format::WikiQa),
+            "jsonl" => Some(Format::Jsonl),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            Format::WikiQa,
+            Format::TrecQa,
+            Format::SelQa,
+            Format::Squad,
+            Format::Jsonl,
+        ]
+        .into_iter()
+        .find(|f| f.name() == s.to_lowercase())
+        .ok_or_else(|| {
+            format!(
+                "unknown format {s:?}; expected one of {}",
+                Format::NAMES.join(", ")
+            )
+        })
+    }
+}
+
+/// Reads a data file, gunzipping it when it is gzip and guessing the format
+/// when `format` is `None`.
+pub fn read_path(path: &Path, format: Option<Format>) -> Result<Vec<Question>, DataError> {
+    let io_err = |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let raw = std::fs::read(path).map_err(io_err)?;
+    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(raw.as_slice())
+            .read_to_end(&mut out)
+            .map_err(io_err)?;
+        out
+    } else {
+        raw
+    };
+    let format = match format {
+        Some(f) => f,
+        None => Format::guess(path, &bytes).ok_or_else(|| DataError::Unsupported {
+            path: path.to_path_buf(),
+            message: format!(
+                "cannot tell the data format; pass --format ({})",
+                Format::NAMES.join("|")
+            ),
+        })?,
+    };
+    format.parse(path, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guesses_each_format_from_content() {
+        let p = Path::new("data");
+        assert_eq!(
+            Format::guess(p, b"QuestionID\tQuestion\t..."),
+            Some(Format::WikiQa)
+        );
+        assert_eq!(
+            Format::guess(p, b"[{\"question\": \"q\"}]"),
+            Some(Format::SelQa)
+        );
+        assert_eq!(
+            Format::guess(p, b"{\"version\": \"1.1\", \"data\": []}"),
+            Some(Format::Squad)
+        );
+        assert_eq!(Format::guess(p, b"{\"data\": [\n]}"), Some(Format::Squad));
+        assert_eq!(
+            Format::guess(
+                p,
+                b"{\"question\": \"q\", \"candidates\": [{\"sentence\": \"s\", \"label\": 1}]}\n"
+            ),
+            Some(Format::TrecQa)
+        );
+        assert_eq!(
+            Format::guess(p, b"{\"question\": \"q\", \"candidates\": [\"s\"]}\n"),
+            Some(Format::Jsonl)
+        );
+        assert_eq!(Format::guess(p, b"hello"), None);
+        assert_eq!(
+            Format::guess(Path::new("x.jsonl.gz"), b""),
+            Some(Format::Jsonl)
+        );
+    }
+
+    #[test]
+    fn reads_gzip_and_reports_missing_files() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(
+            b"{\"question\": \"q\", \"candidates\": [{\"sentence\": \"s\", \"label\": 1}]}\n",
+        )
+        .unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        let qs = read_path(&path, None).unwrap();
+        assert_eq!((qs.len(), qs[0].positives()), (1, 1));
+        let err = read_path(&dir.path().join("missing.tsv"), None).unwrap_err();
+        assert!(err.to_string().contains("missing.tsv"), "{err}");
+    }
+}

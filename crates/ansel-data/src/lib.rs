@@ -1,0 +1,16 @@
+//! The answer-sentence-selection data model and the readers that fill it.
+//!
+//! Data flows one way through ansel: a reader turns a file into [`Question`]s,
+//! each with its [`Candidate`] sentences; models score candidates; metrics or
+//! answers come out. Everything downstream depends only on the types here.
+
+mod error;
+mod format;
+mod model;
+pub mod readers;
+mod shuffle;
+
+pub use error::{DataError, Location};
+pub use format::{read_path, Format};
+pub use model::{Candidate, DocContext, Question};
+pub use shuffle::shuffle_seeded;

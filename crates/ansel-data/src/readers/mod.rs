@@ -1,0 +1,114 @@
+//! One module per source format. Each reader turns raw bytes into questions and
+//! reports malformed input with the file, line and field; none of them panics.
+
+pub mod jsonl;
+pub mod selqa;
+pub mod squad;
+pub mod trecqa;
+pub mod wikiqa;
+
+use crate::DataError;
+use serde::{Deserialize, Deserializer};
+use std::path::Path;
+
+/// Non-empty lines of a text file as (1-based line number, text), decoding
+/// UTF-8 line by line so an encoding error names its line.
+pub(crate) fn text_lines<'a>(
+    path: &'a Path,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Result<(usize, &'a str), DataError>> + 'a {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(move |(i, raw)| {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                return None;
+            }
+            Some(
+                std::str::from_utf8(raw)
+                    .map(|line| (i + 1, line))
+                    .map_err(|e| {
+                        DataError::malformed(path, Some(i + 1), None, format!("invalid UTF-8: {e}"))
+                    }),
+            )
+        })
+}
+
+/// Parses one element of a larger JSON document on its own, so that errors
+/// carry the line inside the element rather than after it.
+pub(crate) fn parse_element<'a, T: Deserialize<'a>>(
+    path: &Path,
+    whole: &[u8],
+    element: &'a serde_json::value::RawValue,
+) -> Result<T, DataError> {
+    let offset = (element.get().as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    let lines_before = whole
+        .get(..offset)
+        .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count());
+    serde_json::from_str(element.get()).map_err(|e| {
+        let mut err = DataError::json(path, lines_before, &e);
+        // Errors raised after the element was read (validation) carry no position:
+        // point at the line where the element starts.
+        if let DataError::Malformed { location, .. } = &mut err {
+            location.line.get_or_insert(lines_before + 1);
+        }
+        err
+    })
+}
+
+/// A relevance label written as 0/1 or false/true.
+pub(crate) fn deserialize_label<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Bool(bool),
+        Int(i64),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Bool(b)) => Ok(Some(b)),
+        Some(Raw::Int(0)) => Ok(Some(false)),
+        Some(Raw::Int(1)) => Ok(Some(true)),
+        Some(Raw::Int(n)) => Err(serde::de::Error::custom(format!(
+            "field `label`: expected 0, 1, true or false, found {n}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fuzz {
+    //! Shared property: any byte string yields Ok or a DataError, never a panic.
+    use crate::{DataError, Question};
+    use std::path::Path;
+
+    pub fn never_panics(parse: fn(&Path, &[u8]) -> Result<Vec<Question>, DataError>, bytes: &[u8]) {
+        let result = std::panic::catch_unwind(|| parse(Path::new("fuzz.input"), bytes));
+        assert!(
+            result.is_ok(),
+            "reader panicked on {:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+
+    /// Byte strings biased towards the shape of real inputs, so the property
+    /// exercises deep parser paths and not only the first byte's rejection.
+    pub fn inputs(seed_text: &'static str) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let seed = seed_text.as_bytes().to_vec();
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..300),
+            (
+                0..seed.len(),
+                proptest::collection::vec(any::<u8>(), 0..8),
+                0..seed.len()
+            )
+                .prop_map(move |(cut, noise, at)| {
+                    let mut bytes = seed[..cut.max(1)].to_vec();
+                    let at = at.min(bytes.len());
+                    bytes.splice(at..at, noise);
+                    bytes
+                }),
+        ]
+    }
+}

@@ -1,0 +1,14 @@
+//! Ranking metrics as the AS2 literature computes them, and trec_eval files.
+//!
+//! **Tie rule.** Candidates are sorted by score, highest first; candidates
+//! with equal scores are ordered *against the model*: a tied negative ranks
+//! above a tied positive. A constant scorer therefore puts every positive
+//! last and cannot look good. NaN scores rank below every number.
+
+mod metrics;
+mod report;
+mod trec;
+
+pub use metrics::{rank_order, QuestionMetrics, CUTOFFS};
+pub use report::{evaluate, Filter, Report};
+pub use trec::{join, read_qrels, read_run, write_qrels, write_run, Qrels, Run, TrecError};
