@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Fixed so that results are reproducible; mixed with the question index so
 /// each question gets its own permutation.
-pub const SHUFFLE_SEED: u64 = 0x5eed_a2_5e1;
+pub const SHUFFLE_SEED: u64 = 0x0005_eeda_25e1;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,17 @@
+//! Turns a `--model` argument (a built-in name or a model directory) into a ranker.
+
+use ansel_data::Question;
+use ansel_model::Ranker;
+use anyhow::{anyhow, bail, Result};
+use std::path::Path;
+
+/// Resolves a model spec. `corpus` supplies term statistics to lexical models.
+pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
+    if let Some(ranker) = ansel_lexical::from_spec(spec, corpus).map_err(|e| anyhow!(e))? {
+        return Ok(ranker);
+    }
+    if Path::new(spec).is_dir() {
+        bail!("{spec}: model directories are not supported by this build (no model.json loader matches)");
+    }
+    bail!("unknown model {spec:?}; built-in models: {}", ansel_lexical::NAMES.join(", "))
+}
