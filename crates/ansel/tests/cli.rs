@@ -1,0 +1,153 @@
+//! End-to-end tests of the `ansel` binary. Tests that need the benchmark data
+//! look for `../shared/data` beside the repository; CI has it, so there a
+//! missing data directory is a failure, elsewhere the test is skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ansel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ansel")).args(args).output().expect("run ansel")
+}
+
+fn shared_data() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI must have ../shared/data beside the repository");
+    eprintln!("skipped: no ../shared/data");
+    None
+}
+
+fn json_reports(output: &Output) -> Vec<serde_json::Value> {
+    assert!(output.status.success(), "ansel failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn rr_on_wikiqa_test_matches_the_thesis() {
+    let Some(data) = shared_data() else { return };
+    let test = data.join("wikiqa/WikiQA-test.tsv");
+    let reports = json_reports(&ansel(&["eval", "--data", test.to_str().unwrap(), "--model", "rr", "--json"]));
+    let rr = &reports[0];
+    assert_eq!(rr["model"], "rr");
+    assert_eq!(rr["questions"], 243);
+    assert_eq!(format!("{:.4}", rr["P@1"].as_f64().unwrap()), "0.4609");
+    assert_eq!(format!("{:.4}", rr["MAP"].as_f64().unwrap()), "0.6421");
+}
+
+#[test]
+fn wo_rr_on_wikiqa_test_reaches_the_baseline() {
+    let Some(data) = shared_data() else { return };
+    let test = data.join("wikiqa/WikiQA-test.tsv");
+    let out = ansel(&["eval", "--data", test.to_str().unwrap(), "--model", "wo-rr", "--model", "wo", "--json"]);
+    let reports = json_reports(&out);
+    let map = |i: usize| reports[i]["MAP"].as_f64().unwrap();
+    assert!(map(0) >= 0.66, "WO+RR MAP {}", map(0));
+    assert!(map(0) > map(1), "RR must help WO on WikiQA");
+}
+
+#[test]
+fn trecqa_order_leaks_nothing() {
+    let Some(data) = shared_data() else { return };
+    let test = data.join("trecqa/jsonl/test-filtered.jsonl");
+    // rr refuses data without document order, with a reason.
+    let out = ansel(&["eval", "--data", test.to_str().unwrap(), "--model", "rr"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no document order"));
+    // A scorer that trusts the order the reader hands out does no better than chance.
+    let questions = ansel_data::read_path(&test, None).unwrap();
+    for order in [1.0f32, -1.0] {
+        let scores: Vec<Vec<f32>> =
+            questions.iter().map(|q| (0..q.candidates.len()).map(|i| order * i as f32).collect()).collect();
+        let report = ansel_eval::evaluate(&questions, &scores, ansel_eval::Filter::Clean);
+        assert_eq!(report.questions(), 68);
+        let map = report.metric("MAP").unwrap();
+        assert!(map < 0.6, "position scorer reached MAP {map}: the order leaks labels");
+    }
+}
+
+#[test]
+fn clean_drops_all_positive_questions_and_reports_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    std::fs::write(
+        &data,
+        r#"{"question": "a b", "candidates": [{"text": "a", "label": 1}, {"text": "x", "label": 0}]}
+{"question": "a b", "candidates": [{"text": "a", "label": 1}, {"text": "b", "label": 1}]}
+{"question": "a b", "candidates": [{"text": "a", "label": 0}]}
+"#,
+    )
+    .unwrap();
+    let path = data.to_str().unwrap();
+    let answered = &json_reports(&ansel(&["eval", "--data", path, "--model", "wo", "--json"]))[0];
+    assert_eq!((answered["questions"].as_u64(), answered["skipped_no_positive"].as_u64()), (Some(2), Some(1)));
+    let clean = &json_reports(&ansel(&["eval", "--data", path, "--model", "wo", "--clean", "--json"]))[0];
+    assert_eq!((clean["questions"].as_u64(), clean["skipped_all_positive"].as_u64()), (Some(1), Some(1)));
+    let table = ansel(&["eval", "--data", path, "--model", "wo", "--model", "bm25"]);
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains("2 of 3 questions scored"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("wo ") || l.starts_with("bm25 ")).count(), 2, "{text}");
+}
+
+#[test]
+fn malformed_data_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bad.tsv");
+    std::fs::write(
+        &data,
+        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\nQ1\tq\tD1\tT\tD1-0\ts\tyes\n",
+    )
+    .unwrap();
+    let out = ansel(&["eval", "--data", data.to_str().unwrap(), "--model", "wo"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.tsv:2: field `Label`: expected 0 or 1"), "{stderr}");
+    std::fs::write(&data, "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n").unwrap();
+    let out = ansel(&["eval", "--data", data.to_str().unwrap(), "--model", "nope"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model \"nope\""));
+}
+
+#[test]
+fn trec_files_round_trip_through_eval_trec() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    std::fs::write(
+        &data,
+        r#"{"id": "q1", "question": "river nile", "candidates": [{"text": "the nile river", "label": 1}, {"text": "a lake", "label": 0}, {"text": "nile", "label": 1}]}
+{"id": "q2", "question": "tallest mountain", "candidates": [{"text": "a hill", "label": 0}, {"text": "everest is the tallest mountain", "label": 1}]}
+"#,
+    )
+    .unwrap();
+    let trec = dir.path().join("trec");
+    let direct = json_reports(&ansel(&[
+        "eval", "--data", data.to_str().unwrap(), "--model", "bm25", "--json", "--trec-dir", trec.to_str().unwrap(),
+    ]));
+    let via_files = json_reports(&ansel(&[
+        "eval-trec",
+        "--qrels",
+        trec.join("qrels.txt").to_str().unwrap(),
+        "--run",
+        trec.join("bm25.run").to_str().unwrap(),
+        "--json",
+    ]));
+    for metric in ["P@1", "MAP", "MRR", "NDCG@10", "R-Prec"] {
+        assert_eq!(direct[0][metric], via_files[0][metric], "{metric}");
+    }
+    assert_eq!(via_files[0]["questions"], 2);
+}
+
+#[test]
+fn convert_writes_jsonl_that_reads_back_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let squad = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ansel-data/tests/fixtures/squad-mini.json");
+    let out = dir.path().join("squad.jsonl");
+    let status = ansel(&["convert", "--data", squad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let original = ansel_data::read_path(&squad, None).unwrap();
+    assert_eq!(ansel_data::read_path(&out, None).unwrap(), original);
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets ansel up on a fresh machine and runs the main job on the built-in default model.
+# Idempotent: re-running skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (https://rustup.rs)" >&2; exit 1; }
+
+echo "== building ansel (release)"
+cargo build --release -q -p ansel
+
+echo "== main job: rank the sample questions with the default model and score the ranking"
+./target/release/ansel eval --data examples/sample-questions.jsonl --model wo-rr --model bm25
+if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then
+  echo "== WikiQA test (found ../shared/data)"
+  ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv --model rr --model wo-rr --model bm25
+fi
