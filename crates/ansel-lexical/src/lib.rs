@@ -44,11 +44,17 @@ pub fn from_spec(spec: &str, corpus: &[Question]) -> Result<Option<Box<dyn Ranke
                 let (key, value) = param
                     .split_once('=')
                     .ok_or_else(|| format!("{spec}: expected key=value, found {param:?}"))?;
-                let value: f32 = value.parse().map_err(|_| format!("{spec}: {key} must be a number, found {value:?}"))?;
+                let value: f32 = value
+                    .parse()
+                    .map_err(|_| format!("{spec}: {key} must be a number, found {value:?}"))?;
                 match key {
                     "k1" if value >= 0.0 => bm25.k1 = value,
                     "b" if (0.0..=1.0).contains(&value) => bm25.b = value,
-                    "k1" | "b" => return Err(format!("{spec}: {key}={value} is out of range (k1 >= 0, 0 <= b <= 1)")),
+                    "k1" | "b" => {
+                        return Err(format!(
+                            "{spec}: {key}={value} is out of range (k1 >= 0, 0 <= b <= 1)"
+                        ))
+                    }
                     _ => return Err(format!("{spec}: unknown BM25 parameter {key:?} (k1, b)")),
                 }
             }
@@ -73,8 +79,17 @@ mod tests {
         }
         assert!(from_spec("cosinenet", &[]).unwrap().is_none());
         assert!(from_spec("bm25:k1=0.9,b=0.4", &[]).unwrap().is_some());
-        assert!(from_spec("bm25:b=2", &[]).err().unwrap().contains("out of range"));
-        assert!(from_spec("bm25:z=1", &[]).err().unwrap().contains("unknown BM25 parameter"));
-        assert!(from_spec("wo:x=1", &[]).err().unwrap().contains("takes no parameters"));
+        assert!(from_spec("bm25:b=2", &[])
+            .err()
+            .unwrap()
+            .contains("out of range"));
+        assert!(from_spec("bm25:z=1", &[])
+            .err()
+            .unwrap()
+            .contains("unknown BM25 parameter"));
+        assert!(from_spec("wo:x=1", &[])
+            .err()
+            .unwrap()
+            .contains("takes no parameters"));
     }
 }

@@ -6,7 +6,10 @@ use ansel_text::content_words;
 use std::collections::HashSet;
 
 /// Distinct content words of the question found in each candidate.
-fn shared_words<'q>(question: &'q HashSet<String>, candidate: &str) -> impl Iterator<Item = &'q String> {
+fn shared_words<'q>(
+    question: &'q HashSet<String>,
+    candidate: &str,
+) -> impl Iterator<Item = &'q String> {
     let candidate: HashSet<String> = content_words(candidate).into_iter().collect();
     question.iter().filter(move |w| candidate.contains(*w))
 }
@@ -25,7 +28,11 @@ impl Ranker for WordOverlap {
 
     fn score(&self, question: &Question) -> Result<Vec<f32>> {
         let words = question_words(question);
-        Ok(question.candidates.iter().map(|c| shared_words(&words, &c.text).count() as f32).collect())
+        Ok(question
+            .candidates
+            .iter()
+            .map(|c| shared_words(&words, &c.text).count() as f32)
+            .collect())
     }
 }
 
@@ -50,7 +57,11 @@ impl Ranker for IdfWordOverlap {
         Ok(question
             .candidates
             .iter()
-            .map(|c| shared_words(&words, &c.text).map(|w| self.stats.idf(w)).sum())
+            .map(|c| {
+                shared_words(&words, &c.text)
+                    .map(|w| self.stats.idf(w))
+                    .sum()
+            })
             .collect())
     }
 }
@@ -72,7 +83,12 @@ impl Ranker for WordOverlapRr {
             .candidates
             .iter()
             .zip(overlap)
-            .map(|(c, wo)| wo + 0.5 * c.context.as_ref().map_or(0.0, |ctx| reciprocal_rank(ctx.position)))
+            .map(|(c, wo)| {
+                wo + 0.5
+                    * c.context
+                        .as_ref()
+                        .map_or(0.0, |ctx| reciprocal_rank(ctx.position))
+            })
             .collect())
     }
 }
@@ -93,7 +109,11 @@ mod tests {
                     id: i.to_string(),
                     text: t.to_string(),
                     label: None,
-                    context: ordered.then(|| DocContext { doc_id: "d".into(), position: i, ..Default::default() }),
+                    context: ordered.then(|| DocContext {
+                        doc_id: "d".into(),
+                        position: i,
+                        ..Default::default()
+                    }),
                 })
                 .collect(),
         }
@@ -101,7 +121,14 @@ mod tests {
 
     #[test]
     fn overlap_counts_distinct_content_words() {
-        let q = question(&["Rome is a city.", "The city of Rome, the city Rome.", "Nothing here."], false);
+        let q = question(
+            &[
+                "Rome is a city.",
+                "The city of Rome, the city Rome.",
+                "Nothing here.",
+            ],
+            false,
+        );
         assert_eq!(WordOverlap.score(&q).unwrap(), vec![2.0, 2.0, 0.0]);
     }
 
@@ -116,7 +143,10 @@ mod tests {
 
     #[test]
     fn rr_breaks_only_ties() {
-        let q = question(&["Nothing.", "Rome city.", "Rome city founded.", "Rome city."], true);
+        let q = question(
+            &["Nothing.", "Rome city.", "Rome city founded.", "Rome city."],
+            true,
+        );
         let s = WordOverlapRr.score(&q).unwrap();
         assert!(s[2] > s[1] && s[1] > s[3] && s[3] > s[0], "{s:?}");
         let unordered = question(&["Rome city.", "Rome city."], false);

@@ -20,14 +20,17 @@ impl Ranker for ReciprocalRank {
             .candidates
             .iter()
             .map(|c| {
-                c.context.as_ref().map(|ctx| reciprocal_rank(ctx.position)).ok_or_else(|| ModelError::Unsupported {
-                    model: "rr".into(),
-                    message: format!(
+                c.context
+                    .as_ref()
+                    .map(|ctx| reciprocal_rank(ctx.position))
+                    .ok_or_else(|| ModelError::Unsupported {
+                        model: "rr".into(),
+                        message: format!(
                         "question {:?} has no document order (candidate {:?} has no position); \
                          rr needs data that keeps it, such as WikiQA, SelQA or SQuAD",
                         question.id, c.id
                     ),
-                })
+                    })
             })
             .collect()
     }
@@ -48,13 +51,20 @@ mod tests {
                     id: i.to_string(),
                     text: "s".into(),
                     label: None,
-                    context: Some(DocContext { doc_id: "d".into(), position: 2 - i, ..Default::default() }),
+                    context: Some(DocContext {
+                        doc_id: "d".into(),
+                        position: 2 - i,
+                        ..Default::default()
+                    }),
                 })
                 .collect(),
         };
         assert_eq!(ReciprocalRank.score(&q).unwrap(), vec![1.0 / 3.0, 0.5, 1.0]);
         q.candidates[1].context = None;
         let err = ReciprocalRank.score(&q).unwrap_err().to_string();
-        assert!(err.starts_with("rr: question \"q\" has no document order"), "{err}");
+        assert!(
+            err.starts_with("rr: question \"q\" has no document order"),
+            "{err}"
+        );
     }
 }

@@ -26,7 +26,11 @@ impl TermStats {
 
     /// Statistics over every candidate sentence of `questions`.
     pub fn from_questions(questions: &[Question]) -> TermStats {
-        TermStats::from_texts(questions.iter().flat_map(|q| q.candidates.iter().map(|c| c.text.as_str())))
+        TermStats::from_texts(
+            questions
+                .iter()
+                .flat_map(|q| q.candidates.iter().map(|c| c.text.as_str())),
+        )
     }
 
     /// BM25's IDF, `ln(1 + (N - df + 0.5) / (df + 0.5))`: positive for every

@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "ansel", version, about = "Answer sentence selection: find the sentences that answer a question")]
+#[command(
+    name = "ansel",
+    version,
+    about = "Answer sentence selection: find the sentences that answer a question"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -13,5 +13,8 @@ pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     if Path::new(spec).is_dir() {
         bail!("{spec}: model directories are not supported by this build (no model.json loader matches)");
     }
-    bail!("unknown model {spec:?}; built-in models: {}", ansel_lexical::NAMES.join(", "))
+    bail!(
+        "unknown model {spec:?}; built-in models: {}",
+        ansel_lexical::NAMES.join(", ")
+    )
 }

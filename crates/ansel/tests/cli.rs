@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel")).args(args).output().expect("run ansel")
+    Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(args)
+        .output()
+        .expect("run ansel")
 }
 
 fn shared_data() -> Option<PathBuf> {
@@ -14,13 +17,20 @@ fn shared_data() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    assert!(std::env::var_os("CI").is_none(), "CI must have ../shared/data beside the repository");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must have ../shared/data beside the repository"
+    );
     eprintln!("skipped: no ../shared/data");
     None
 }
 
 fn json_reports(output: &Output) -> Vec<serde_json::Value> {
-    assert!(output.status.success(), "ansel failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "ansel failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout.clone())
         .unwrap()
         .lines()
@@ -32,7 +42,14 @@ fn json_reports(output: &Output) -> Vec<serde_json::Value> {
 fn rr_on_wikiqa_test_matches_the_thesis() {
     let Some(data) = shared_data() else { return };
     let test = data.join("wikiqa/WikiQA-test.tsv");
-    let reports = json_reports(&ansel(&["eval", "--data", test.to_str().unwrap(), "--model", "rr", "--json"]));
+    let reports = json_reports(&ansel(&[
+        "eval",
+        "--data",
+        test.to_str().unwrap(),
+        "--model",
+        "rr",
+        "--json",
+    ]));
     let rr = &reports[0];
     assert_eq!(rr["model"], "rr");
     assert_eq!(rr["questions"], 243);
@@ -44,7 +61,16 @@ fn rr_on_wikiqa_test_matches_the_thesis() {
 fn wo_rr_on_wikiqa_test_reaches_the_baseline() {
     let Some(data) = shared_data() else { return };
     let test = data.join("wikiqa/WikiQA-test.tsv");
-    let out = ansel(&["eval", "--data", test.to_str().unwrap(), "--model", "wo-rr", "--model", "wo", "--json"]);
+    let out = ansel(&[
+        "eval",
+        "--data",
+        test.to_str().unwrap(),
+        "--model",
+        "wo-rr",
+        "--model",
+        "wo",
+        "--json",
+    ]);
     let reports = json_reports(&out);
     let map = |i: usize| reports[i]["MAP"].as_f64().unwrap();
     assert!(map(0) >= 0.66, "WO+RR MAP {}", map(0));
@@ -62,12 +88,17 @@ fn trecqa_order_leaks_nothing() {
     // A scorer that trusts the order the reader hands out does no better than chance.
     let questions = ansel_data::read_path(&test, None).unwrap();
     for order in [1.0f32, -1.0] {
-        let scores: Vec<Vec<f32>> =
-            questions.iter().map(|q| (0..q.candidates.len()).map(|i| order * i as f32).collect()).collect();
+        let scores: Vec<Vec<f32>> = questions
+            .iter()
+            .map(|q| (0..q.candidates.len()).map(|i| order * i as f32).collect())
+            .collect();
         let report = ansel_eval::evaluate(&questions, &scores, ansel_eval::Filter::Clean);
         assert_eq!(report.questions(), 68);
         let map = report.metric("MAP").unwrap();
-        assert!(map < 0.6, "position scorer reached MAP {map}: the order leaks labels");
+        assert!(
+            map < 0.6,
+            "position scorer reached MAP {map}: the order leaks labels"
+        );
     }
 }
 
@@ -85,13 +116,33 @@ fn clean_drops_all_positive_questions_and_reports_counts() {
     .unwrap();
     let path = data.to_str().unwrap();
     let answered = &json_reports(&ansel(&["eval", "--data", path, "--model", "wo", "--json"]))[0];
-    assert_eq!((answered["questions"].as_u64(), answered["skipped_no_positive"].as_u64()), (Some(2), Some(1)));
-    let clean = &json_reports(&ansel(&["eval", "--data", path, "--model", "wo", "--clean", "--json"]))[0];
-    assert_eq!((clean["questions"].as_u64(), clean["skipped_all_positive"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (
+            answered["questions"].as_u64(),
+            answered["skipped_no_positive"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    let clean = &json_reports(&ansel(&[
+        "eval", "--data", path, "--model", "wo", "--clean", "--json",
+    ]))[0];
+    assert_eq!(
+        (
+            clean["questions"].as_u64(),
+            clean["skipped_all_positive"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
     let table = ansel(&["eval", "--data", path, "--model", "wo", "--model", "bm25"]);
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(text.contains("2 of 3 questions scored"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.starts_with("wo ") || l.starts_with("bm25 ")).count(), 2, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("wo ") || l.starts_with("bm25 "))
+            .count(),
+        2,
+        "{text}"
+    );
 }
 
 #[test]
@@ -106,8 +157,15 @@ fn malformed_data_names_file_line_and_field() {
     let out = ansel(&["eval", "--data", data.to_str().unwrap(), "--model", "wo"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.tsv:2: field `Label`: expected 0 or 1"), "{stderr}");
-    std::fs::write(&data, "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n").unwrap();
+    assert!(
+        stderr.contains("bad.tsv:2: field `Label`: expected 0 or 1"),
+        "{stderr}"
+    );
+    std::fs::write(
+        &data,
+        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n",
+    )
+    .unwrap();
     let out = ansel(&["eval", "--data", data.to_str().unwrap(), "--model", "nope"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model \"nope\""));
 }
@@ -125,7 +183,14 @@ fn trec_files_round_trip_through_eval_trec() {
     .unwrap();
     let trec = dir.path().join("trec");
     let direct = json_reports(&ansel(&[
-        "eval", "--data", data.to_str().unwrap(), "--model", "bm25", "--json", "--trec-dir", trec.to_str().unwrap(),
+        "eval",
+        "--data",
+        data.to_str().unwrap(),
+        "--model",
+        "bm25",
+        "--json",
+        "--trec-dir",
+        trec.to_str().unwrap(),
     ]));
     let via_files = json_reports(&ansel(&[
         "eval-trec",
@@ -144,10 +209,21 @@ fn trec_files_round_trip_through_eval_trec() {
 #[test]
 fn convert_writes_jsonl_that_reads_back_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let squad = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ansel-data/tests/fixtures/squad-mini.json");
+    let squad =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ansel-data/tests/fixtures/squad-mini.json");
     let out = dir.path().join("squad.jsonl");
-    let status = ansel(&["convert", "--data", squad.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let status = ansel(&[
+        "convert",
+        "--data",
+        squad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let original = ansel_data::read_path(&squad, None).unwrap();
     assert_eq!(ansel_data::read_path(&out, None).unwrap(), original);
 }

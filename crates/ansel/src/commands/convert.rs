@@ -18,6 +18,10 @@ pub fn run(args: ConvertArgs) -> Result<()> {
     ansel_data::readers::jsonl::write(&mut bytes, &questions)?;
     write_atomic(&args.out, &bytes)?;
     let candidates: usize = questions.iter().map(|q| q.candidates.len()).sum();
-    eprintln!("wrote {} questions, {candidates} candidates to {}", questions.len(), args.out.display());
+    eprintln!(
+        "wrote {} questions, {candidates} candidates to {}",
+        questions.len(),
+        args.out.display()
+    );
     Ok(())
 }

@@ -25,7 +25,11 @@ pub struct EvalArgs {
 
 pub fn run(args: EvalArgs) -> Result<()> {
     let questions = args.data.read()?;
-    let filter = if args.clean { Filter::Clean } else { Filter::Answered };
+    let filter = if args.clean {
+        Filter::Clean
+    } else {
+        Filter::Answered
+    };
     let mut reports = Vec::new();
     for spec in &args.models {
         let model = models::resolve(spec, &questions)?;
@@ -44,7 +48,10 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     if args.json {
         for (model, report) in &reports {
-            println!("{}", report_json(model, &args.data.data.display().to_string(), report));
+            println!(
+                "{}",
+                report_json(model, &args.data.data.display().to_string(), report)
+            );
         }
     } else {
         print!("{}", report_table(&reports));
@@ -53,7 +60,15 @@ pub fn run(args: EvalArgs) -> Result<()> {
 }
 
 fn file_safe(spec: &str) -> String {
-    spec.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    spec.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 pub fn report_json(model: &str, data: &str, report: &Report) -> serde_json::Value {
@@ -73,9 +88,16 @@ pub fn report_json(model: &str, data: &str, report: &Report) -> serde_json::Valu
 }
 
 pub fn report_table(reports: &[(String, Report)]) -> String {
-    let Some((_, first)) = reports.first() else { return String::new() };
+    let Some((_, first)) = reports.first() else {
+        return String::new();
+    };
     let names: Vec<String> = first.named_metrics().into_iter().map(|(n, _)| n).collect();
-    let width = reports.iter().map(|(m, _)| m.len()).max().unwrap_or(5).max(5);
+    let width = reports
+        .iter()
+        .map(|(m, _)| m.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     let mut out = format!("{:<width$}  {:>9}", "model", "questions");
     for name in &names {
         out += &format!("  {name:>7}");

@@ -22,10 +22,21 @@ pub struct EvalTrecArgs {
 
 pub fn run(args: EvalTrecArgs) -> Result<()> {
     let (questions, scores) = join(&read_qrels(&args.qrels)?, &read_run(&args.run)?);
-    let report = evaluate(&questions, &scores, if args.clean { Filter::Clean } else { Filter::Answered });
+    let report = evaluate(
+        &questions,
+        &scores,
+        if args.clean {
+            Filter::Clean
+        } else {
+            Filter::Answered
+        },
+    );
     let name = args.run.display().to_string();
     if args.json {
-        println!("{}", report_json(&name, &args.qrels.display().to_string(), &report));
+        println!(
+            "{}",
+            report_json(&name, &args.qrels.display().to_string(), &report)
+        );
     } else {
         print!("{}", report_table(&[(name, report)]));
     }
