@@ -1,0 +1,295 @@
+//! From a question to answers with their context.
+//!
+//! An [`Answerer`] runs a cascade over a [`SentenceIndex`]:
+//!
+//! 1. **retrieve**: BM25 (tantivy) picks `retrieve` sentences from the whole index;
+//! 2. **prune** (optional): a cheap [`Ranker`] keeps the best `keep` of them;
+//! 3. **rerank**: the strongest ranker orders what is left, in chunks of
+//!    `rerank_chunk`, best-pruned first, until the time budget runs out.
+//!
+//! Candidates keep their document context (title, position, neighbours), so
+//! context-aware models such as `wo-rr` see real document positions. Many
+//! questions asked together are scored together, one [`Ranker::score_all`]
+//! call per stage, which is what lets a server batch concurrent requests.
+
+use ansel_data::{Candidate, DocContext, Question};
+use ansel_index::{IndexError, SentenceIndex, SentenceRecord};
+use ansel_model::{ModelError, Ranker};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// The ranking stages after retrieval and their sizes.
+pub struct Cascade {
+    /// Sentences retrieved by BM25 per question.
+    pub retrieve: usize,
+    /// The cheap model and how many candidates it keeps.
+    pub prune: Option<(Box<dyn Ranker>, usize)>,
+    /// The model that orders the final candidates.
+    pub rerank: Box<dyn Ranker>,
+    /// Candidates reranked between two checks of the time budget.
+    pub rerank_chunk: usize,
+}
+
+/// One question to answer.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub question: String,
+    pub top_k: usize,
+    /// Time allowed from the start of the call; past it, reranking stops and
+    /// the candidates not reranked keep their pruned order below the others.
+    pub budget: Option<Duration>,
+}
+
+/// Which stage's score placed an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    Retrieve,
+    Prune,
+    Rerank,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Answer {
+    /// The score of the stage that placed this answer.
+    pub score: f32,
+    pub stage: Stage,
+    #[serde(flatten)]
+    pub sentence: SentenceRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Answers {
+    pub question: String,
+    pub answers: Vec<Answer>,
+    /// Sentences BM25 retrieved.
+    pub retrieved: usize,
+    /// Sentences the reranker scored (fewer than those left after pruning when
+    /// the budget ran out).
+    pub reranked: usize,
+    pub elapsed_ms: f64,
+}
+
+/// Answers questions over an index with a cascade.
+pub struct Answerer {
+    pub index: SentenceIndex,
+    pub cascade: Cascade,
+}
+
+/// A question's candidates as they move through the cascade.
+struct Pending {
+    question: Question,
+    records: Vec<SentenceRecord>,
+    /// Candidate order and the score/stage that produced it.
+    order: Vec<(usize, f32, Stage)>,
+    deadline: Option<Instant>,
+    reranked: usize,
+}
+
+impl Answerer {
+    /// Answers one question.
+    pub fn ask(&self, ask: &Ask) -> Result<Answers, AnswerError> {
+        self.ask_batch(std::slice::from_ref(ask))?
+            .pop()
+            .expect("one answer set per question")
+    }
+
+    /// Answers several questions, scoring them together at each stage. A
+    /// model error fails the whole batch; an index error only its question.
+    pub fn ask_batch(
+        &self,
+        asks: &[Ask],
+    ) -> Result<Vec<Result<Answers, AnswerError>>, AnswerError> {
+        let start = Instant::now();
+        let mut results: Vec<Option<Result<Answers, AnswerError>>> =
+            asks.iter().map(|_| None).collect();
+        let mut pending: Vec<(usize, Pending)> = Vec::new();
+        for (i, ask) in asks.iter().enumerate() {
+            match self.retrieve(ask, start) {
+                Ok(p) => pending.push((i, p)),
+                Err(e) => results[i] = Some(Err(e)),
+            }
+        }
+        self.prune(&mut pending)?;
+        self.rerank(&mut pending)?;
+        for (i, p) in pending {
+            results[i] = Some(Ok(finish(p, &asks[i], start)));
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.expect("every question has a result"))
+            .collect())
+    }
+
+    fn retrieve(&self, ask: &Ask, start: Instant) -> Result<Pending, AnswerError> {
+        let hits = self.index.search(&ask.question, self.cascade.retrieve)?;
+        let order = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (i, h.score, Stage::Retrieve))
+            .collect();
+        let records: Vec<SentenceRecord> = hits.into_iter().map(|h| h.sentence).collect();
+        let question = Question {
+            id: ask.question.clone(),
+            text: ask.question.clone(),
+            candidates: records.iter().map(candidate).collect(),
+        };
+        Ok(Pending {
+            question,
+            records,
+            order,
+            deadline: ask.budget.map(|b| start + b),
+            reranked: 0,
+        })
+    }
+
+    /// Keeps the `keep` best candidates of each question by the cheap model.
+    fn prune(&self, pending: &mut [(usize, Pending)]) -> Result<(), AnswerError> {
+        let Some((model, keep)) = &self.cascade.prune else {
+            return Ok(());
+        };
+        let to_prune: Vec<usize> = (0..pending.len())
+            .filter(|&i| pending[i].1.order.len() > *keep)
+            .collect();
+        let questions: Vec<Question> = to_prune
+            .iter()
+            .map(|&i| pending[i].1.question.clone())
+            .collect();
+        let scores = model.score_all(&questions)?;
+        for (&i, scores) in to_prune.iter().zip(scores) {
+            let order = &mut pending[i].1.order;
+            check_score_count(model.as_ref(), &scores, order.len())?;
+            let mut by_score: Vec<(usize, f32, Stage)> = order
+                .iter()
+                .map(|&(c, _, _)| (c, scores[c], Stage::Prune))
+                .collect();
+            sort_by_score(&mut by_score);
+            by_score.truncate(*keep);
+            *order = by_score;
+        }
+        Ok(())
+    }
+
+    /// Reranks the candidates left, chunk by chunk, best first, while each
+    /// question's deadline allows; one `score_all` call per chunk round.
+    fn rerank(&self, pending: &mut [(usize, Pending)]) -> Result<(), AnswerError> {
+        let chunk = self.cascade.rerank_chunk.max(1);
+        let mut rescored: Vec<Vec<(usize, f32, Stage)>> = vec![Vec::new(); pending.len()];
+        loop {
+            let now = Instant::now();
+            let active: Vec<usize> = (0..pending.len())
+                .filter(|&i| {
+                    let p = &pending[i].1;
+                    p.reranked < p.order.len() && p.deadline.is_none_or(|d| now < d)
+                })
+                .collect();
+            if active.is_empty() {
+                break;
+            }
+            let questions: Vec<Question> = active
+                .iter()
+                .map(|&i| {
+                    let p = &pending[i].1;
+                    let end = (p.reranked + chunk).min(p.order.len());
+                    Question {
+                        candidates: p.order[p.reranked..end]
+                            .iter()
+                            .map(|&(c, _, _)| p.question.candidates[c].clone())
+                            .collect(),
+                        ..p.question.clone()
+                    }
+                })
+                .collect();
+            let scores = self.cascade.rerank.score_all(&questions)?;
+            for (&i, scores) in active.iter().zip(scores) {
+                let p = &mut pending[i].1;
+                let chunk_order = &p.order[p.reranked..(p.reranked + chunk).min(p.order.len())];
+                check_score_count(self.cascade.rerank.as_ref(), &scores, chunk_order.len())?;
+                for (&(c, _, _), score) in chunk_order.iter().zip(scores) {
+                    rescored[i].push((c, score, Stage::Rerank));
+                }
+                p.reranked = rescored[i].len();
+            }
+        }
+        for ((_, p), mut reranked) in pending.iter_mut().zip(rescored) {
+            sort_by_score(&mut reranked);
+            let rest = p.order.split_off(p.reranked);
+            reranked.extend(rest);
+            p.order = reranked;
+        }
+        Ok(())
+    }
+}
+
+/// A model must return one score per candidate; a wrong count is its error.
+fn check_score_count(
+    model: &dyn Ranker,
+    scores: &[f32],
+    candidates: usize,
+) -> Result<(), AnswerError> {
+    if scores.len() == candidates {
+        return Ok(());
+    }
+    Err(AnswerError::Model(ModelError::Unsupported {
+        model: model.name().to_string(),
+        message: format!(
+            "returned {} scores for {} candidates",
+            scores.len(),
+            candidates
+        ),
+    }))
+}
+
+fn candidate(record: &SentenceRecord) -> Candidate {
+    Candidate {
+        id: format!("{}#{}", record.doc_id, record.position),
+        text: record.text.clone(),
+        label: None,
+        context: Some(DocContext {
+            doc_id: record.doc_id.clone(),
+            title: Some(record.title.clone()),
+            position: record.position,
+            prev: record.prev.clone(),
+            next: record.next.clone(),
+        }),
+    }
+}
+
+/// Best score first; ties keep their earlier order (the previous stage's),
+/// and NaN sorts last.
+fn sort_by_score(order: &mut [(usize, f32, Stage)]) {
+    order.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or_else(|| a.1.is_nan().cmp(&b.1.is_nan()))
+    });
+}
+
+fn finish(p: Pending, ask: &Ask, start: Instant) -> Answers {
+    let answers = p
+        .order
+        .iter()
+        .take(ask.top_k)
+        .map(|&(c, score, stage)| Answer {
+            score,
+            stage,
+            sentence: p.records[c].clone(),
+        })
+        .collect();
+    Answers {
+        question: ask.question.clone(),
+        answers,
+        retrieved: p.records.len(),
+        reranked: p.reranked,
+        elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+#[cfg(test)]
+mod tests;

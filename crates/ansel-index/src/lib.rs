@@ -1,0 +1,18 @@
+//! Documents in, sentences out: ansel's document store.
+//!
+//! [`documents`] reads plain text, Markdown and JSON lines documents;
+//! [`document_sentences`] splits a document into the sentences answers are
+//! chosen from, each with its title, position and neighbours; and
+//! [`SentenceIndex`] keeps them in a tantivy index searched with BM25.
+//! Commits are atomic: a crash while indexing loses only what was added
+//! since the last [`SentenceWriter::commit`].
+
+pub mod documents;
+mod error;
+mod index;
+mod sentences;
+
+pub use documents::Document;
+pub use error::IndexError;
+pub use index::{Hit, IndexStats, SentenceIndex, SentenceWriter};
+pub use sentences::{document_sentences, SentenceRecord};

@@ -1,0 +1,150 @@
+//! From a document to the sentences the index stores.
+
+use crate::Document;
+use ansel_text::split_sentences;
+
+/// One indexed sentence with the context answers are shown in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SentenceRecord {
+    pub doc_id: String,
+    pub title: String,
+    /// 0-based index of the sentence in its document.
+    pub position: usize,
+    pub text: String,
+    pub prev: Option<String>,
+    pub next: Option<String>,
+}
+
+/// The answerable sentences of a document, in order, each linked to its
+/// neighbours. Markdown headings are structure, not answers, and are left
+/// out; list markers and inline Markdown (emphasis, code, links) are removed.
+pub fn document_sentences(document: &Document) -> Vec<SentenceRecord> {
+    let texts: Vec<String> = split_sentences(&document.text)
+        .iter()
+        .map(|span| span.text(&document.text))
+        .filter(|s| !s.starts_with('#'))
+        .map(clean_sentence)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect();
+    texts
+        .iter()
+        .enumerate()
+        .map(|(position, text)| SentenceRecord {
+            doc_id: document.id.clone(),
+            title: document.title.clone(),
+            position,
+            text: text.clone(),
+            prev: position.checked_sub(1).map(|p| texts[p].clone()),
+            next: texts.get(position + 1).cloned(),
+        })
+        .collect()
+}
+
+/// One line of text: list marker, inline Markdown and line wraps removed.
+fn clean_sentence(sentence: &str) -> String {
+    let without_marker = strip_list_marker(sentence.trim_start());
+    let plain = strip_inline_markdown(without_marker);
+    plain.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn strip_list_marker(line: &str) -> &str {
+    if let Some(rest) = line.strip_prefix(['-', '*', '+', '\u{2022}', '>']) {
+        if rest.starts_with(' ') {
+            return rest.trim_start();
+        }
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if (1..=3).contains(&digits) {
+        if let Some(rest) = line[digits..].strip_prefix(['.', ')']) {
+            if rest.starts_with(' ') {
+                return rest.trim_start();
+            }
+        }
+    }
+    line
+}
+
+/// `[text](url)` becomes `text`; `**`, `__` and backticks go.
+fn strip_inline_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let link = after.find("](").and_then(|close| {
+            let url_len = after[close + 2..].find(')')?;
+            Some((close, close + 2 + url_len + 1))
+        });
+        match link {
+            Some((close, end)) if !after[..close].contains(['[', ']']) => {
+                out.push_str(&rest[..open]);
+                out.push_str(&after[..close]);
+                rest = &after[end..];
+            }
+            _ => {
+                out.push_str(&rest[..open + 1]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("**", "").replace("__", "").replace('`', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(text: &str) -> Vec<String> {
+        let doc = Document {
+            id: "d".into(),
+            title: "T".into(),
+            text: text.into(),
+        };
+        document_sentences(&doc)
+            .into_iter()
+            .map(|s| s.text)
+            .collect()
+    }
+
+    #[test]
+    fn markdown_structure_becomes_plain_sentences() {
+        let text = "## Facts\nThe **Nile** is about 6,650 km long. It was measured by Dr. Lee in\n1998.\n\n\
+                    - It flows [north](https://example.invalid/n) into the sea.\n\
+                    2. The `delta` is fertile.\n\n---\n";
+        assert_eq!(
+            texts(text),
+            vec![
+                "The Nile is about 6,650 km long.",
+                "It was measured by Dr. Lee in 1998.",
+                "It flows north into the sea.",
+                "The delta is fertile.",
+            ]
+        );
+    }
+
+    #[test]
+    fn neighbours_and_positions_follow_document_order() {
+        let doc = Document {
+            id: "d".into(),
+            title: "T".into(),
+            text: "One is first. Two is second. Three is last.".into(),
+        };
+        let records = document_sentences(&doc);
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[1].position, 1);
+        assert_eq!(records[1].prev.as_deref(), Some("One is first."));
+        assert_eq!(records[1].next.as_deref(), Some("Three is last."));
+        assert_eq!(records[0].prev, None);
+        assert_eq!(records[2].next, None);
+        assert!(records.iter().all(|r| r.doc_id == "d" && r.title == "T"));
+    }
+
+    #[test]
+    fn brackets_that_are_not_links_are_kept() {
+        assert_eq!(
+            strip_inline_markdown("see [1] and [a](b) or [x]"),
+            "see [1] and a or [x]"
+        );
+        assert_eq!(strip_inline_markdown("[unclosed](oops"), "[unclosed](oops");
+    }
+}

@@ -1,0 +1,528 @@
+//! The ansel HTTP server.
+//!
+//! | route | what |
+//! |---|---|
+//! | `POST /rerank` | text-embeddings-inference compatible: `{"query", "texts", "raw_scores", "return_text", "truncate"}` → `[{"index", "score", "text"?}]`, best first |
+//! | `POST /ask` | `{"question", "top_k", "budget_ms"?}` → answers from the index with their context |
+//! | `GET /health` | `{"status": "ok", ...}` with index counts and models |
+//! | `GET /metrics` | Prometheus text |
+//! | `GET /` | a page to ask questions over the index |
+//!
+//! Requests over a limit get a JSON error `{"error", "error_type"}`: 413 for
+//! too many texts or bytes, 400/422 for malformed input, 503 when the queue is
+//! full or the answer is not ready in time. Concurrent requests wait in a
+//! queue per route, and a worker scores everything queued together.
+
+mod batcher;
+mod metrics;
+
+pub use batcher::{BatchError, Batcher};
+pub use metrics::Metrics;
+
+use ansel_answer::{Answerer, Answers, Ask};
+use ansel_data::{Candidate, Question};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What one request may ask of the server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Texts in one `/rerank` request.
+    pub max_texts: usize,
+    /// Bytes in one request body.
+    pub max_body_bytes: usize,
+    /// Words in one text; longer texts are refused unless `truncate` is set.
+    pub max_words_per_text: usize,
+    /// Answers one `/ask` may request.
+    pub max_top_k: usize,
+    /// Time from arrival to response; `/ask` also gives its cascade this budget.
+    pub timeout: Duration,
+    /// Requests a worker scores together.
+    pub max_batch: usize,
+    /// Requests that may wait per route before the server answers 503.
+    pub queue_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_texts: 256,
+            max_body_bytes: 1 << 20,
+            max_words_per_text: 512,
+            max_top_k: 50,
+            timeout: Duration::from_secs(2),
+            max_batch: 32,
+            queue_len: 256,
+        }
+    }
+}
+
+/// A rerank job: the question with its candidates.
+type RerankJob = Question;
+type RerankResult = Result<Vec<f32>, String>;
+type AskResult = Result<Answers, String>;
+
+pub struct AppState {
+    answerer: Arc<Answerer>,
+    limits: Limits,
+    metrics: Arc<Metrics>,
+    rerank_queue: Batcher<RerankJob, RerankResult>,
+    ask_queue: Batcher<Ask, AskResult>,
+}
+
+impl AppState {
+    /// Starts the workers that score `/rerank` (with the cascade's reranker)
+    /// and `/ask` (with the whole cascade) requests in batches.
+    pub fn new(answerer: Answerer, limits: Limits) -> Arc<AppState> {
+        let answerer = Arc::new(answerer);
+        let metrics = Arc::new(Metrics::default());
+        let rerank_queue = {
+            let (answerer, metrics) = (answerer.clone(), metrics.clone());
+            Batcher::spawn("rerank", limits.max_batch, limits.queue_len, move |jobs| {
+                metrics.batch("rerank", jobs.len());
+                match answerer.cascade.rerank.score_all(&jobs) {
+                    Ok(scores) => scores.into_iter().map(Ok).collect(),
+                    Err(e) => jobs.iter().map(|_| Err(e.to_string())).collect(),
+                }
+            })
+        };
+        let ask_queue = {
+            let (answerer, metrics) = (answerer.clone(), metrics.clone());
+            Batcher::spawn("ask", limits.max_batch, limits.queue_len, move |asks| {
+                metrics.batch("ask", asks.len());
+                match answerer.ask_batch(&asks) {
+                    Ok(results) => results
+                        .into_iter()
+                        .map(|r| r.map_err(|e| e.to_string()))
+                        .collect(),
+                    Err(e) => asks.iter().map(|_| Err(e.to_string())).collect(),
+                }
+            })
+        };
+        Arc::new(AppState {
+            answerer,
+            limits,
+            metrics,
+            rerank_queue,
+            ask_queue,
+        })
+    }
+}
+
+/// The router with every route and the body limit.
+pub fn app(state: Arc<AppState>) -> Router {
+    let body_limit = state.limits.max_body_bytes;
+    Router::new()
+        .route("/", get(page))
+        .route("/rerank", post(rerank))
+        .route("/ask", post(ask))
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(state)
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then finishes the
+/// requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}
+
+/// A JSON error in text-embeddings-inference's shape.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    error_type: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, error_type: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            error_type,
+            message: message.into(),
+        }
+    }
+
+    fn validation(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Validation", message)
+    }
+
+    fn too_large(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, "Validation", message)
+    }
+
+    fn from_batch(error: BatchError) -> Self {
+        match error {
+            BatchError::QueueFull => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Overloaded",
+                "too many requests waiting; retry later",
+            ),
+            BatchError::WorkerGone => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Unhealthy",
+                "the scoring worker has stopped",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": self.message, "error_type": self.error_type});
+        json_response(self.status, &body)
+    }
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+fn json_response(status: StatusCode, value: &impl Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => (status, [(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        // These plain structs always serialize; answer 500 rather than panic if one ever fails.
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "application/json")],
+            serde_json::json!({"error": e.to_string(), "error_type": "Backend"}).to_string(),
+        )
+            .into_response(),
+    }
+}
+
+/// Runs a handler, turns its result into a response and records it.
+async fn measured<T: Serialize>(
+    state: &AppState,
+    endpoint: &'static str,
+    handler: impl Future<Output = ApiResult<T>>,
+) -> Response {
+    let start = Instant::now();
+    let response = match handler.await {
+        Ok(value) => json_response(StatusCode::OK, &value),
+        Err(e) => e.into_response(),
+    };
+    state
+        .metrics
+        .request(endpoint, response.status().as_u16(), start.elapsed());
+    response
+}
+
+/// Parses a JSON body, naming what is wrong with it.
+fn parse_body<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+    limit: usize,
+) -> ApiResult<T> {
+    let bytes = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large(format!("request body is larger than {limit} bytes"))
+        } else {
+            ApiError::new(rejection.status(), "Validation", rejection.body_text())
+        }
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let status = if e.is_data() {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        ApiError::new(status, "Validation", format!("invalid JSON body: {e}"))
+    })
+}
+
+/// Waits for a queued job within the request's time limit.
+async fn within_time<T>(
+    limit: Duration,
+    job: impl Future<Output = Result<T, BatchError>>,
+) -> ApiResult<T> {
+    match tokio::time::timeout(limit, job).await {
+        Ok(result) => result.map_err(ApiError::from_batch),
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Overloaded",
+            format!("no answer within {} ms", limit.as_millis()),
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+struct RerankRequest {
+    query: String,
+    texts: Vec<String>,
+    #[serde(default)]
+    raw_scores: bool,
+    #[serde(default)]
+    return_text: bool,
+    #[serde(default)]
+    truncate: bool,
+    #[serde(default)]
+    truncation_direction: TruncationDirection,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+enum TruncationDirection {
+    Left,
+    #[default]
+    Right,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+struct Rank {
+    index: usize,
+    score: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
+
+async fn rerank(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    measured(&state, "/rerank", async {
+        let limits = &state.limits;
+        let request: RerankRequest = parse_body(body, limits.max_body_bytes)?;
+        if request.query.trim().is_empty() {
+            return Err(ApiError::validation("`query` is empty"));
+        }
+        if request.texts.is_empty() {
+            return Err(ApiError::validation("`texts` is empty"));
+        }
+        if request.texts.len() > limits.max_texts {
+            return Err(ApiError::too_large(format!(
+                "`texts` has {} texts, more than the limit of {}",
+                request.texts.len(),
+                limits.max_texts
+            )));
+        }
+        let mut candidates = Vec::with_capacity(request.texts.len());
+        for (index, text) in request.texts.iter().enumerate() {
+            let text = fit_words(
+                text,
+                limits.max_words_per_text,
+                request.truncate,
+                request.truncation_direction,
+            )
+            .ok_or_else(|| {
+                ApiError::too_large(format!(
+                    "`texts[{index}]` has more than {} words; send \"truncate\": true to cut it",
+                    limits.max_words_per_text
+                ))
+            })?;
+            candidates.push(Candidate {
+                id: index.to_string(),
+                text,
+                label: None,
+                context: None,
+            });
+        }
+        let question = Question {
+            id: "rerank".into(),
+            text: request.query.clone(),
+            candidates,
+        };
+        let scores = within_time(limits.timeout, state.rerank_queue.submit(question))
+            .await?
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Backend", e))?;
+        Ok(ranks(
+            scores,
+            &request.texts,
+            request.raw_scores,
+            request.return_text,
+        ))
+    })
+    .await
+}
+
+/// `text` cut to `max_words` words (from the end with `Left`), or `None` when
+/// it is longer and truncation was not asked for.
+fn fit_words(
+    text: &str,
+    max_words: usize,
+    truncate: bool,
+    direction: TruncationDirection,
+) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= max_words {
+        return Some(text.to_string());
+    }
+    if !truncate {
+        return None;
+    }
+    let kept = match direction {
+        TruncationDirection::Right => &words[..max_words],
+        TruncationDirection::Left => &words[words.len() - max_words..],
+    };
+    Some(kept.join(" "))
+}
+
+/// Scores in TEI's form, best first (ties by index); without `raw_scores`,
+/// squashed into (0, 1) by the logistic function, as TEI does.
+fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool) -> Vec<Rank> {
+    let mut ranks: Vec<Rank> = scores
+        .into_iter()
+        .enumerate()
+        .map(|(index, score)| Rank {
+            index,
+            score: if raw_scores {
+                score
+            } else {
+                1.0 / (1.0 + (-score).exp())
+            },
+            text: return_text.then(|| texts[index].clone()),
+        })
+        .collect();
+    ranks.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or_else(|| a.score.is_nan().cmp(&b.score.is_nan()))
+            .then(a.index.cmp(&b.index))
+    });
+    ranks
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AskRequest {
+    question: String,
+    #[serde(default = "default_top_k")]
+    top_k: usize,
+    #[serde(default)]
+    budget_ms: Option<u64>,
+}
+
+fn default_top_k() -> usize {
+    5
+}
+
+async fn ask(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
+    measured(&state, "/ask", async {
+        let limits = &state.limits;
+        let request: AskRequest = parse_body(body, limits.max_body_bytes)?;
+        if request.question.trim().is_empty() {
+            return Err(ApiError::validation("`question` is empty"));
+        }
+        if request.top_k == 0 || request.top_k > limits.max_top_k {
+            return Err(ApiError::validation(format!(
+                "`top_k` must be between 1 and {}, found {}",
+                limits.max_top_k, request.top_k
+            )));
+        }
+        // The cascade stops reranking in time to answer within the limit.
+        let budget = request
+            .budget_ms
+            .map(Duration::from_millis)
+            .unwrap_or(limits.timeout)
+            .min(limits.timeout / 2);
+        let job = Ask {
+            question: request.question,
+            top_k: request.top_k,
+            budget: Some(budget),
+        };
+        within_time(limits.timeout, state.ask_queue.submit(job))
+            .await?
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Backend", e))
+    })
+    .await
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    documents: u64,
+    sentences: u64,
+    retrieve: usize,
+    prune_model: Option<String>,
+    rerank_model: String,
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Response {
+    measured(&state, "/health", async {
+        let stats = state.answerer.index.stats().map_err(|e| {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "Unhealthy", e.to_string())
+        })?;
+        let cascade = &state.answerer.cascade;
+        Ok(Health {
+            status: "ok",
+            documents: stats.documents,
+            sentences: stats.sentences,
+            retrieve: cascade.retrieve,
+            prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
+            rerank_model: cascade.rerank.name().to_string(),
+        })
+    })
+    .await
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let stats = state.answerer.index.stats().ok();
+    let documents = stats.map_or(f64::NAN, |s| s.documents as f64);
+    let sentences = stats.map_or(f64::NAN, |s| s.sentences as f64);
+    let text = state.metrics.render(&[
+        (
+            "ansel_index_documents",
+            "Documents in the index.",
+            documents,
+        ),
+        (
+            "ansel_index_sentences",
+            "Sentences in the index.",
+            sentences,
+        ),
+    ]);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn page() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        include_str!("page.html"),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests;

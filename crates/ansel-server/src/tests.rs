@@ -1,0 +1,225 @@
+use super::*;
+use ansel_answer::Cascade;
+use ansel_index::{Document, SentenceIndex};
+use axum::body::Body;
+use axum::http::Request;
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+fn test_state(dir: &std::path::Path, limits: Limits) -> Arc<AppState> {
+    let index = SentenceIndex::open_or_create(dir).unwrap();
+    let mut writer = index.writer().unwrap();
+    writer
+        .add(&Document {
+            id: "bees.md".into(),
+            title: "Honey bees".into(),
+            text: "Honey bees live in hives. A worker bee lives about six weeks in summer. \
+                   The queen can live for several years."
+                .into(),
+        })
+        .unwrap();
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let answerer = Answerer {
+        index,
+        cascade: Cascade {
+            retrieve: 10,
+            prune: None,
+            rerank: ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap(),
+            rerank_chunk: 8,
+        },
+    };
+    AppState::new(answerer, limits)
+}
+
+async fn call(state: &Arc<AppState>, method: &str, uri: &str, body: &str) -> (StatusCode, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = app(state.clone()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+#[tokio::test]
+async fn rerank_is_tei_compatible() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let body = r#"{"query": "How long does a worker bee live?",
+                   "texts": ["Paris is in France.", "A worker bee lives six weeks.", "Bees live in hives."],
+                   "return_text": true}"#;
+    let (status, text) = call(&state, "POST", "/rerank", body).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let ranks = json(&text);
+    let order: Vec<u64> = ranks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(order, vec![1, 2, 0]);
+    assert_eq!(ranks[0]["text"], "A worker bee lives six weeks.");
+    let top = ranks[0]["score"].as_f64().unwrap();
+    assert!(top > 0.5 && top < 1.0, "logistic score in (0, 1): {top}");
+
+    let raw =
+        r#"{"query": "worker bee live", "texts": ["worker bee lives", "x"], "raw_scores": true}"#;
+    let (status, text) = call(&state, "POST", "/rerank", raw).await;
+    assert_eq!(status, StatusCode::OK);
+    let ranks = json(&text);
+    assert_eq!(
+        ranks[0]["score"].as_f64().unwrap(),
+        2.0,
+        "wo counts worker, bee"
+    );
+    assert!(ranks[0].get("text").is_none());
+}
+
+#[tokio::test]
+async fn limits_and_bad_input_get_json_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_texts: 3,
+        max_body_bytes: 400,
+        max_words_per_text: 4,
+        ..Limits::default()
+    };
+    let state = test_state(dir.path(), limits);
+    let cases = [
+        (
+            r#"{"query": "q", "texts": ["a", "b", "c", "d"]}"#,
+            413,
+            "more than the limit of 3",
+        ),
+        (
+            &format!(r#"{{"query": "q", "texts": ["{}"]}}"#, "a".repeat(500)),
+            413,
+            "larger than 400 bytes",
+        ),
+        (
+            r#"{"query": "q", "texts": ["one two three four five"]}"#,
+            413,
+            "`texts[0]` has more than 4 words",
+        ),
+        (r#"{"query": "q", "texts": ["a"#, 400, "invalid JSON body"),
+        (r#"{"query": "q"}"#, 422, "missing field `texts`"),
+        (r#"{"query": "q", "texts": []}"#, 422, "`texts` is empty"),
+        (r#"{"query": " ", "texts": ["a"]}"#, 422, "`query` is empty"),
+    ];
+    for (body, status, message) in cases {
+        let (got, text) = call(&state, "POST", "/rerank", body).await;
+        assert_eq!(got.as_u16(), status, "{body}: {text}");
+        let error = json(&text);
+        assert!(error["error"].as_str().unwrap().contains(message), "{text}");
+        assert_eq!(error["error_type"], "Validation");
+    }
+    let truncated = r#"{"query": "q", "texts": ["one two three four five"], "truncate": true, "return_text": true}"#;
+    let (status, text) = call(&state, "POST", "/rerank", truncated).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        json(&text)[0]["text"],
+        "one two three four five",
+        "text as sent"
+    );
+
+    for (body, message) in [
+        (
+            r#"{"question": "bees", "top_k": 0}"#,
+            "`top_k` must be between 1 and 50",
+        ),
+        (r#"{"question": "bees", "k": 2}"#, "unknown field `k`"),
+        (r#"{"question": ""}"#, "`question` is empty"),
+    ] {
+        let (status, text) = call(&state, "POST", "/ask", body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {text}");
+        assert!(text.contains(message), "{text}");
+    }
+    // Still serving after all that.
+    let (status, _) = call(&state, "GET", "/health", "").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn ask_answers_with_context_and_metrics_count_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let (status, text) = call(
+        &state,
+        "POST",
+        "/ask",
+        r#"{"question": "How long does a worker bee live?", "top_k": 2}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let answers = json(&text);
+    let top = &answers["answers"][0];
+    assert_eq!(top["text"], "A worker bee lives about six weeks in summer.");
+    assert_eq!(top["title"], "Honey bees");
+    assert_eq!(top["doc_id"], "bees.md");
+    assert_eq!(top["position"], 1);
+    assert_eq!(top["prev"], "Honey bees live in hives.");
+    assert_eq!(top["next"], "The queen can live for several years.");
+    assert_eq!(top["stage"], "rerank");
+    assert_eq!(answers["answers"].as_array().unwrap().len(), 2);
+
+    let (status, text) = call(&state, "GET", "/health", "").await;
+    assert_eq!(status, StatusCode::OK);
+    let health = json(&text);
+    assert_eq!(
+        (health["documents"].as_u64(), health["sentences"].as_u64()),
+        (Some(1), Some(3))
+    );
+    assert_eq!(health["rerank_model"], "wo-rr");
+
+    let (status, text) = call(&state, "GET", "/metrics", "").await;
+    assert_eq!(status, StatusCode::OK);
+    for line in [
+        "ansel_requests_total{endpoint=\"/ask\",status=\"200\"} 1",
+        "ansel_requests_total{endpoint=\"/health\",status=\"200\"} 1",
+        "ansel_batch_size_count{queue=\"ask\"} 1",
+        "ansel_index_sentences 3",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_page_posts_to_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let (status, html) = call(&state, "GET", "/", "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("<form id=\"ask-form\">"));
+    assert!(html.contains("fetch(\"/ask\""));
+}
+
+#[test]
+fn truncation_keeps_the_requested_end() {
+    assert_eq!(
+        fit_words("a b c d", 2, true, TruncationDirection::Right).as_deref(),
+        Some("a b")
+    );
+    assert_eq!(
+        fit_words("a b c d", 2, true, TruncationDirection::Left).as_deref(),
+        Some("c d")
+    );
+    assert_eq!(
+        fit_words("a b c d", 2, false, TruncationDirection::Right),
+        None
+    );
+    assert_eq!(
+        fit_words("a  b", 2, false, TruncationDirection::Right).as_deref(),
+        Some("a  b")
+    );
+}
