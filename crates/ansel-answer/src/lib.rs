@@ -265,10 +265,7 @@ fn candidate(record: &SentenceRecord) -> Candidate {
 /// Best score first; ties keep their earlier order (the previous stage's),
 /// and NaN sorts last.
 fn sort_by_score(order: &mut [(usize, f32, Stage)]) {
-    order.sort_by(|a, b| {
-        b.1.partial_cmp(&a.1)
-            .unwrap_or_else(|| a.1.is_nan().cmp(&b.1.is_nan()))
-    });
+    order.sort_by(|a, b| ansel_model::best_first(a.1, b.1));
 }
 
 fn finish(p: Pending, ask: &Ask, start: Instant) -> Answers {

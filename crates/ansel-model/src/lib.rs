@@ -30,3 +30,20 @@ pub trait Ranker: Send + Sync {
         questions.iter().map(|q| self.score(q)).collect()
     }
 }
+
+/// Orders scores best first, NaN last; for sorting candidates by score.
+pub fn best_first(a: f32, b: f32) -> std::cmp::Ordering {
+    b.partial_cmp(&a)
+        .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn best_first_puts_nan_last() {
+        let mut scores = [1.0, f32::NAN, 3.0, f32::NEG_INFINITY, 2.0];
+        scores.sort_by(|a, b| super::best_first(*a, *b));
+        assert_eq!(scores[..4], [3.0, 2.0, 1.0, f32::NEG_INFINITY]);
+        assert!(scores[4].is_nan());
+    }
+}

@@ -14,6 +14,7 @@
 //! queue per route, and a worker scores everything queued together.
 
 mod batcher;
+pub mod loadtest;
 mod metrics;
 
 pub use batcher::{BatchError, Batcher};
@@ -141,6 +142,24 @@ pub async fn serve(
     axum::serve(listener, app(state))
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Binds `addr`, tells `on_listen` the address it got (port 0 picks a free
+/// one), and serves until SIGTERM or Ctrl-C, then finishes the requests in
+/// flight.
+pub fn run(
+    addr: std::net::SocketAddr,
+    state: Arc<AppState>,
+    on_listen: impl FnOnce(std::net::SocketAddr),
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        on_listen(listener.local_addr()?);
+        serve(listener, state, shutdown_signal()).await
+    })
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -408,12 +427,7 @@ fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool
             text: return_text.then(|| texts[index].clone()),
         })
         .collect();
-    ranks.sort_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or_else(|| a.score.is_nan().cmp(&b.score.is_nan()))
-            .then(a.index.cmp(&b.index))
-    });
+    ranks.sort_by(|a, b| ansel_model::best_first(a.score, b.score).then(a.index.cmp(&b.index)));
     ranks
 }
 

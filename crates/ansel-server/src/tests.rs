@@ -223,3 +223,38 @@ fn truncation_keeps_the_requested_end() {
         Some("a  b")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bounded_load_test_over_tcp_passes_and_shutdown_is_graceful() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_body_bytes: 4096,
+        ..Limits::default()
+    };
+    let state = test_state(dir.path(), limits);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    let plan = loadtest::LoadPlan {
+        addr,
+        requests: 40,
+        concurrency: 4,
+        max_duration: std::time::Duration::from_secs(20),
+        questions: vec!["How long does a worker bee live?".into(), "queen".into()],
+        texts: vec![
+            "A worker bee lives six weeks.".into(),
+            "Queens live for years.".into(),
+        ],
+    };
+    let report = tokio::task::spawn_blocking(move || loadtest::run(&plan, 4096))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(report.passed(), "{report:#?}");
+    assert_eq!(report.endpoints[0].requests, 40);
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}

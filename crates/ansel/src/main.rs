@@ -25,6 +25,16 @@ enum Command {
     EvalTrec(commands::eval_trec::EvalTrecArgs),
     /// Convert a data set in any supported format to ansel JSON lines.
     Convert(commands::convert::ConvertArgs),
+    /// Add documents (.txt, .md, .jsonl) to a sentence index.
+    Index(commands::index::IndexArgs),
+    /// Answer a question from an index: the sentences that answer it, with their context.
+    Ask(commands::ask::AskArgs),
+    /// Score your own candidates: ansel JSON lines in, one JSON line of scores per question out.
+    Rank(commands::rank::RankArgs),
+    /// Serve /rerank (TEI-compatible), /ask, /health, /metrics and a web page over an index.
+    Serve(commands::serve::ServeArgs),
+    /// Load-test a running `ansel serve` on loopback and write a report.
+    BenchServer(commands::bench_server::BenchServerArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +43,11 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::EvalTrec(args) => commands::eval_trec::run(args),
         Command::Convert(args) => commands::convert::run(args),
+        Command::Index(args) => commands::index::run(args),
+        Command::Ask(args) => commands::ask::run(args),
+        Command::Rank(args) => commands::rank::run(args),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::BenchServer(args) => commands::bench_server::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

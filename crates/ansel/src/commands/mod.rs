@@ -1,6 +1,12 @@
+pub mod ask;
+pub mod bench_server;
+mod cascade;
 pub mod convert;
 pub mod eval;
 pub mod eval_trec;
+pub mod index;
+pub mod rank;
+pub mod serve;
 
 use ansel_data::{read_path, Format, Question};
 use anyhow::{Context, Result};

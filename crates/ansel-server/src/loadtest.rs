@@ -1,0 +1,330 @@
+//! A bounded load test of a running server, on loopback only: a fixed number
+//! of requests per endpoint from a few keep-alive connections, stopped early
+//! at a time limit, then malformed and oversized requests that must get 4xx
+//! while the server stays healthy.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// What to send.
+pub struct LoadPlan {
+    /// The server; must be a loopback address.
+    pub addr: SocketAddr,
+    /// Requests per endpoint.
+    pub requests: usize,
+    /// Connections sending at once.
+    pub concurrency: usize,
+    /// Time after which no new request starts, per endpoint.
+    pub max_duration: Duration,
+    /// Questions sent to `/ask` and as `/rerank` queries, in turn.
+    pub questions: Vec<String>,
+    /// Texts sent with each `/rerank` query.
+    pub texts: Vec<String>,
+}
+
+/// Latency and throughput of one endpoint.
+#[derive(Debug, Clone)]
+pub struct EndpointLoad {
+    pub endpoint: &'static str,
+    pub requests: usize,
+    /// Requests answered 200.
+    pub ok: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub requests_per_s: f64,
+    pub wall_s: f64,
+}
+
+/// A bad request, the status it must get and the status it got.
+#[derive(Debug, Clone)]
+pub struct AbuseCase {
+    pub name: &'static str,
+    pub expected: u16,
+    pub got: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadReport {
+    pub endpoints: Vec<EndpointLoad>,
+    pub abuse: Vec<AbuseCase>,
+    /// `/health` status after everything.
+    pub healthy_after: bool,
+}
+
+impl LoadReport {
+    /// Every request answered 200, every bad one its 4xx, and the server is up.
+    pub fn passed(&self) -> bool {
+        self.healthy_after
+            && self.endpoints.iter().all(|e| e.ok == e.requests)
+            && self.abuse.iter().all(|a| a.got == Some(a.expected))
+    }
+}
+
+/// Runs the plan: `/rerank`, then `/ask`, then the bad requests.
+pub fn run(plan: &LoadPlan, max_body_bytes: usize) -> std::io::Result<LoadReport> {
+    if !plan.addr.ip().is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a loopback address; load tests only target this machine",
+                plan.addr
+            ),
+        ));
+    }
+    if plan.questions.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no questions to send",
+        ));
+    }
+    let rerank_bodies: Vec<String> = plan
+        .questions
+        .iter()
+        .map(|q| serde_json::json!({"query": q, "texts": plan.texts}).to_string())
+        .collect();
+    let ask_bodies: Vec<String> = plan
+        .questions
+        .iter()
+        .map(|q| serde_json::json!({"question": q, "top_k": 5}).to_string())
+        .collect();
+    let endpoints = vec![
+        load(plan, "/rerank", &rerank_bodies)?,
+        load(plan, "/ask", &ask_bodies)?,
+    ];
+    let abuse = abuse(plan.addr, max_body_bytes);
+    let healthy_after =
+        request(&mut connect(plan.addr)?, "GET", "/health", "").is_ok_and(|status| status == 200);
+    Ok(LoadReport {
+        endpoints,
+        abuse,
+        healthy_after,
+    })
+}
+
+fn load(
+    plan: &LoadPlan,
+    endpoint: &'static str,
+    bodies: &[String],
+) -> std::io::Result<EndpointLoad> {
+    let next = AtomicUsize::new(0);
+    let start = Instant::now();
+    let deadline = start + plan.max_duration;
+    let per_thread: Vec<std::io::Result<Vec<(f64, bool)>>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..plan.concurrency.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut connection = connect(plan.addr)?;
+                    let mut samples = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= plan.requests || Instant::now() >= deadline {
+                            return Ok(samples);
+                        }
+                        let sent = Instant::now();
+                        let status =
+                            request(&mut connection, "POST", endpoint, &bodies[i % bodies.len()])?;
+                        samples.push((sent.elapsed().as_secs_f64() * 1e3, status == 200));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("load worker panicked")))
+            })
+            .collect()
+    });
+    let wall_s = start.elapsed().as_secs_f64();
+    let mut samples = Vec::new();
+    for result in per_thread {
+        samples.extend(result?);
+    }
+    let mut latencies: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    latencies.sort_by(f64::total_cmp);
+    Ok(EndpointLoad {
+        endpoint,
+        requests: samples.len(),
+        ok: samples.iter().filter(|s| s.1).count(),
+        p50_ms: percentile(&latencies, 0.50),
+        p99_ms: percentile(&latencies, 0.99),
+        max_ms: latencies.last().copied().unwrap_or(f64::NAN),
+        requests_per_s: samples.len() as f64 / wall_s,
+        wall_s,
+    })
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn abuse(addr: SocketAddr, max_body_bytes: usize) -> Vec<AbuseCase> {
+    let many_texts = serde_json::json!({"query": "q", "texts": vec!["t"; 10_000]}).to_string();
+    let oversized =
+        serde_json::json!({"query": "q", "texts": ["x".repeat(max_body_bytes + 1)]}).to_string();
+    let cases: [(&'static str, &str, &str, u16); 5] = [
+        (
+            "malformed JSON to /rerank",
+            "/rerank",
+            "{\"query\": \"q\", \"texts\": [",
+            400,
+        ),
+        ("missing field in /ask", "/ask", "{\"top_k\": 3}", 422),
+        ("10000 texts to /rerank", "/rerank", &many_texts, 413),
+        (
+            "body over the byte limit to /rerank",
+            "/rerank",
+            &oversized,
+            413,
+        ),
+        (
+            "top_k 0 to /ask",
+            "/ask",
+            "{\"question\": \"q\", \"top_k\": 0}",
+            422,
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, path, body, expected)| AbuseCase {
+            name,
+            expected,
+            // A fresh connection each: the server may close one after refusing a body.
+            got: connect(addr)
+                .and_then(|mut c| request(&mut c, "POST", path, body))
+                .ok(),
+        })
+        .collect()
+}
+
+fn connect(addr: SocketAddr) -> std::io::Result<BufReader<TcpStream>> {
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.set_nodelay(true)?;
+    Ok(BufReader::new(stream))
+}
+
+/// Sends one HTTP/1.1 request on a keep-alive connection and reads the whole
+/// response; returns its status.
+fn request(
+    connection: &mut BufReader<TcpStream>,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<u16> {
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let stream = connection.get_mut();
+    stream.write_all(head.as_bytes())?;
+    // A server refusing an oversized body may answer and close before reading it all.
+    if let Err(e) = stream.write_all(body.as_bytes()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe
+            && e.kind() != std::io::ErrorKind::ConnectionReset
+        {
+            return Err(e);
+        }
+    }
+    let mut status_line = String::new();
+    connection.read_line(&mut status_line)?;
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {status_line:?}")))?;
+    let mut content_length = 0usize;
+    loop {
+        let mut line = String::new();
+        if connection.read_line(&mut line)? == 0 {
+            return Err(std::io::Error::other("connection closed inside headers"));
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                content_length = value.trim().parse().map_err(std::io::Error::other)?;
+            }
+        }
+    }
+    let mut body = vec![0; content_length];
+    connection.read_exact(&mut body)?;
+    Ok(status)
+}
+
+impl LoadReport {
+    /// The report as Markdown, with the command that produced it.
+    pub fn markdown(&self, plan: &LoadPlan, command: &str) -> String {
+        let mut out = String::from("# Server load test\n\n");
+        out.push_str(&format!(
+            "Produced by `{command}` on loopback: {} requests per endpoint (stopping early after {} s), \
+             {} keep-alive connections, {} `/rerank` texts per request, questions cycled from the sample set. \
+             The machine has {} cores shared with the server.\n\n",
+            plan.requests,
+            plan.max_duration.as_secs(),
+            plan.concurrency,
+            plan.texts.len(),
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+        ));
+        out.push_str("| endpoint | requests | 200 OK | p50 ms | p99 ms | max ms | requests/s |\n|---|---|---|---|---|---|---|\n");
+        for e in &self.endpoints {
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {:.2} | {:.2} | {:.2} | {:.1} |\n",
+                e.endpoint, e.requests, e.ok, e.p50_ms, e.p99_ms, e.max_ms, e.requests_per_s
+            ));
+        }
+        out.push_str("\n## Bad requests\n\n| request | expected | got |\n|---|---|---|\n");
+        for a in &self.abuse {
+            let got = a.got.map_or("no response".to_string(), |s| s.to_string());
+            out.push_str(&format!("| {} | {} | {} |\n", a.name, a.expected, got));
+        }
+        out.push_str(&format!(
+            "\n`/health` after the test: {}.\n",
+            if self.healthy_after {
+                "200 OK"
+            } else {
+                "FAILED"
+            }
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&values, 0.5), 50.0);
+        assert_eq!(percentile(&values, 0.99), 99.0);
+        assert_eq!(percentile(&[7.0], 0.99), 7.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn only_loopback_is_a_target() {
+        let plan = LoadPlan {
+            addr: "192.0.2.1:80".parse().unwrap(),
+            requests: 1,
+            concurrency: 1,
+            max_duration: Duration::from_secs(1),
+            questions: vec!["q".into()],
+            texts: vec![],
+        };
+        let err = run(&plan, 10).unwrap_err().to_string();
+        assert!(err.contains("not a loopback address"), "{err}");
+    }
+}

@@ -1,0 +1,61 @@
+use super::DataArgs;
+use crate::models;
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use std::io::Write;
+
+#[derive(Args)]
+pub struct RankArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Model: a built-in name (wo, idf-wo, rr, wo-rr, bm25[:k1=..,b=..]) or a model directory.
+    #[arg(long, default_value = models::DEFAULT_MODEL)]
+    model: String,
+}
+
+#[derive(Serialize)]
+struct Scored<'a> {
+    id: &'a str,
+    score: f32,
+}
+
+#[derive(Serialize)]
+struct Ranked<'a> {
+    id: &'a str,
+    model: &'a str,
+    /// One score per candidate, in input order.
+    scores: Vec<Scored<'a>>,
+    /// Candidate ids, best first (ties keep input order).
+    ranking: Vec<&'a str>,
+}
+
+/// Scores every candidate and prints one JSON line per question.
+pub fn run(args: RankArgs) -> Result<()> {
+    let questions = args.data.read()?;
+    let model = models::resolve(&args.model, &questions)?;
+    let scores = model.score_all(&questions)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for (question, scores) in questions.iter().zip(&scores) {
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|&a, &b| ansel_model::best_first(scores[a], scores[b]));
+        let line = Ranked {
+            id: &question.id,
+            model: &args.model,
+            scores: question
+                .candidates
+                .iter()
+                .zip(scores)
+                .map(|(c, &score)| Scored { id: &c.id, score })
+                .collect(),
+            ranking: order
+                .iter()
+                .map(|&i| question.candidates[i].id.as_str())
+                .collect(),
+        };
+        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+    }
+    out.flush()?;
+    Ok(())
+}
