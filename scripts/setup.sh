@@ -15,3 +15,8 @@ if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then
   echo "== WikiQA test (found ../shared/data)"
   ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv --model rr --model wo-rr --model bm25
 fi
+
+echo "== quick start: index the sample corpus and ask it two questions (default model)"
+./target/release/ansel index --index target/quickstart-index examples/corpus
+./target/release/ansel ask --index target/quickstart-index --top 1 "Who invented the Fresnel lens?"
+./target/release/ansel ask --index target/quickstart-index --top 1 "How many chambers does the human heart have?"

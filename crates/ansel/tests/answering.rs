@@ -1,0 +1,361 @@
+//! End-to-end tests of answering from documents: `ansel index`, `ask`, `rank`
+//! and `serve`, run as a user runs them, over the sample corpus in `examples/`.
+
+use ansel_index::SentenceIndex;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+fn ansel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(args)
+        .output()
+        .expect("run ansel")
+}
+
+fn succeed(args: &[&str]) -> String {
+    let output = ansel(args);
+    assert!(
+        output.status.success(),
+        "ansel {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// An index of the sample corpus in a fresh temporary folder.
+fn corpus_index() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index").to_str().unwrap().to_string();
+    let corpus = examples().join("corpus");
+    let summary = succeed(&["index", "--index", &index, corpus.to_str().unwrap()]);
+    assert!(summary.starts_with("indexed 22 documents, "), "{summary}");
+    (dir, index)
+}
+
+#[test]
+fn index_then_ask_answers_with_context() {
+    let (_dir, index) = corpus_index();
+    let text = succeed(&["ask", "--index", &index, "Who invented the Fresnel lens?"]);
+    assert!(
+        text.contains("1. [") && text.contains("Lighthouses (lighthouses.md, sentence 4)"),
+        "{text}"
+    );
+    assert!(text.contains("  >> In 1822 the French physicist Augustin Fresnel invented a lens"));
+
+    let json = succeed(&[
+        "ask", "--index", &index, "--json", "--top", "2", "Why", "is", "octopus", "blood", "blue?",
+    ]);
+    let answers: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(answers["question"], "Why is octopus blood blue?");
+    assert_eq!(answers["answers"].as_array().unwrap().len(), 2);
+    let top = &answers["answers"][0];
+    assert_eq!(top["doc_id"], "octopus.md");
+    assert_eq!(top["title"], "The octopus");
+    assert_eq!(
+        top["prev"],
+        "Two pump blood through the gills, and the third pumps it through the rest of the body."
+    );
+    for field in ["text", "prev", "next", "score", "position", "stage"] {
+        assert!(!top[field].is_null(), "answer lacks {field}: {top}");
+    }
+    // No time at all: the reranker is skipped and the pruned order stands.
+    let rushed = succeed(&[
+        "ask",
+        "--index",
+        &index,
+        "--json",
+        "--budget-ms",
+        "0",
+        "How long is the Nile?",
+    ]);
+    let rushed: serde_json::Value = serde_json::from_str(&rushed).unwrap();
+    assert_eq!(rushed["reranked"], 0);
+    assert_eq!(rushed["answers"][0]["stage"], "prune");
+}
+
+#[test]
+fn documents_added_later_join_the_index_and_replace_their_old_versions() {
+    let (dir, index) = corpus_index();
+    let extra = dir.path().join("extra");
+    std::fs::create_dir(&extra).unwrap();
+    std::fs::write(
+        extra.join("kites.md"),
+        "# Kites\n\nKites were invented in China. The first kites were made of silk.\n",
+    )
+    .unwrap();
+    let summary = succeed(&["index", "--index", &index, extra.to_str().unwrap()]);
+    assert!(summary.contains("now holds 23 documents"), "{summary}");
+    std::fs::write(extra.join("kites.md"), "# Kites\n\nKites fly.\n").unwrap();
+    let summary = succeed(&["index", "--index", &index, extra.to_str().unwrap()]);
+    assert!(summary.contains("now holds 23 documents"), "{summary}");
+    let text = succeed(&["ask", "--index", &index, "Where were kites invented?"]);
+    assert!(text.contains(">> Kites fly."), "{text}");
+    assert!(!text.contains("silk"), "the old version is gone: {text}");
+}
+
+#[test]
+fn bad_documents_and_missing_indexes_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"id\": \"a\", \"text\": \"Fine.\"}\n{\"id\": \"b\"}\n",
+    )
+    .unwrap();
+    let index = dir.path().join("index");
+    let output = ansel(&[
+        "index",
+        "--index",
+        index.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("bad.jsonl:2: missing field `text`"), "{err}");
+    assert!(!index.exists(), "bad input leaves no index behind");
+
+    let output = ansel(&["ask", "--index", dir.path().to_str().unwrap(), "anything"]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("no ansel index here"), "{err}");
+}
+
+#[test]
+fn rank_scores_candidates_users_bring() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("q.jsonl");
+    std::fs::write(
+        &data,
+        r#"{"id": "q1", "question": "Who wrote Hamlet?", "candidates": [
+            {"id": "a", "text": "Hamlet is a play."},
+            {"id": "b", "text": "Shakespeare wrote Hamlet around 1600."}]}"#
+            .replace('\n', " ")
+            + "\n",
+    )
+    .unwrap();
+    let out = succeed(&["rank", "--data", data.to_str().unwrap(), "--model", "wo"]);
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["id"], "q1");
+    assert_eq!(line["model"], "wo");
+    assert_eq!(
+        line["scores"][0],
+        serde_json::json!({"id": "a", "score": 1.0})
+    );
+    assert_eq!(
+        line["scores"][1],
+        serde_json::json!({"id": "b", "score": 2.0})
+    );
+    assert_eq!(line["ranking"], serde_json::json!(["b", "a"]));
+}
+
+/// SIGKILLs the indexer after its first commit, then checks that every
+/// committed document is in the index, whole, and that indexing can resume.
+#[test]
+fn killing_the_indexer_loses_nothing_committed() {
+    const DOCUMENTS: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("many.jsonl");
+    let mut lines = String::new();
+    for i in 0..DOCUMENTS {
+        lines.push_str(&format!(
+            "{{\"id\": \"doc-{i}\", \"title\": \"Document {i}\", \"text\": \"Item {i} is red. It weighs {i} grams. It was made in year {i}.\"}}\n"
+        ));
+    }
+    std::fs::write(&corpus, lines).unwrap();
+    let index_dir = dir.path().join("index");
+    let args = [
+        "index",
+        "--index",
+        index_dir.to_str().unwrap(),
+        "--commit-every",
+        "50",
+        corpus.to_str().unwrap(),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    child.kill().unwrap(); // SIGKILL on Unix
+    let status = child.wait().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "killed mid-run, not finished: {status:?}"
+        );
+    }
+    let committed: usize = line
+        .strip_prefix("committed ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("expected a commit line, got {line:?}"));
+    assert!(committed < DOCUMENTS, "{line}");
+
+    let index = SentenceIndex::open(&index_dir).unwrap();
+    let stats = index.stats().unwrap();
+    assert!(
+        stats.documents as usize >= committed,
+        "{stats:?} < {committed}"
+    );
+    assert_eq!(
+        stats.sentences,
+        3 * stats.documents,
+        "only whole documents: {stats:?}"
+    );
+    for i in 0..committed {
+        assert!(
+            index.contains_document(&format!("doc-{i}")).unwrap(),
+            "doc-{i} lost"
+        );
+    }
+    drop(index);
+
+    let summary = succeed(&args);
+    assert!(
+        summary.contains(&format!(
+            "now holds {DOCUMENTS} documents, {} sentences",
+            3 * DOCUMENTS
+        )),
+        "{summary}"
+    );
+}
+
+/// `ansel serve` on a free loopback port; stopped with SIGTERM by `stop`.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(index: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+            .args(["serve", "--index", index, "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("ansel serve: listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    fn get(&self, path: &str) -> String {
+        let mut stream = std::net::TcpStream::connect(&self.addr).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+
+    /// SIGTERM, then the exit status and what the server printed on stderr.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        let terminated = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(terminated.success());
+        let status = self.child.wait().unwrap();
+        let mut stderr = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn serve_answers_and_shuts_down_gracefully_on_sigterm() {
+    let (_dir, index) = corpus_index();
+    let server = Server::start(&index);
+    let health = server.get("/health");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.contains("\"documents\":22"), "{health}");
+    let (status, stderr) = server.stop();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(stderr.contains("ansel serve: shut down"), "{stderr}");
+}
+
+/// The web page, driven by headless Chromium: it asks the question in its URL
+/// and shows the answer highlighted between its neighbours. CI installs
+/// Chromium (scripts/test.sh); elsewhere the test is skipped without it.
+#[test]
+fn the_web_page_shows_answers_in_context_in_chromium() {
+    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|name| {
+        Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have chromium (scripts/test.sh installs it)"
+        );
+        eprintln!("skipped: no chromium");
+        return;
+    };
+    let (dir, index) = corpus_index();
+    let server = Server::start(&index);
+    let profile = dir.path().join("chromium-profile");
+    let url = format!("http://{}/?q=Who+invented+the+Fresnel+lens%3F", server.addr);
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            &format!("--user-data-dir={}", profile.display()),
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        dom.contains("<mark class=\"sentence\">In 1822 the French physicist Augustin Fresnel invented a lens"),
+        "no highlighted answer in the page:\n{dom}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(dom.contains("<b class=\"title\">Lighthouses</b>"), "{dom}");
+    assert!(
+        dom.contains("<span class=\"around\"> The Fresnel lens focuses light into a strong beam"),
+        "the next sentence is shown as context:\n{dom}"
+    );
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
