@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded load test of `ansel serve` on loopback (127.0.0.1 only): indexes the sample corpus,
-# starts the server on a free port, sends at most 2000 requests per endpoint (stopping early
+# starts the server on a free port, sends at most 20000 requests per endpoint (stopping early
 # after 20 s each) plus malformed and oversized requests, checks the server is still healthy,
 # stops it with SIGTERM and writes docs/results/server-load.md.
 set -euo pipefail
@@ -27,7 +27,7 @@ addr=$(sed -n 's|^ansel serve: listening on http://||p' "$work/serve.log")
 [ -n "$addr" ] || { cat "$work/serve.log" >&2; echo "bench-server: the server did not start" >&2; exit 1; }
 
 timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.txt \
-  --requests 2000 --concurrency 8 --max-seconds 20 --out docs/results/server-load.md
+  --requests 20000 --concurrency 8 --max-seconds 20 --out docs/results/server-load.md
 
 kill -TERM "$server"
 wait "$server"   # graceful shutdown exits 0; anything else fails the script

@@ -16,12 +16,14 @@ pub struct SentenceRecord {
 }
 
 /// The answerable sentences of a document, in order, each linked to its
-/// neighbours. Markdown headings are structure, not answers, and are left
-/// out; list markers and inline Markdown (emphasis, code, links) are removed.
+/// neighbours. Markdown headings, fenced code and tables are structure, not
+/// answers, and are left out; list markers and inline Markdown (emphasis,
+/// code, links) are removed.
 pub fn document_sentences(document: &Document) -> Vec<SentenceRecord> {
-    let texts: Vec<String> = split_sentences(&document.text)
+    let prose = without_code_and_tables(&document.text);
+    let texts: Vec<String> = split_sentences(&prose)
         .iter()
-        .map(|span| span.text(&document.text))
+        .map(|span| span.text(&prose))
         .filter(|s| !s.starts_with('#'))
         .map(clean_sentence)
         .filter(|s| s.chars().any(char::is_alphanumeric))
@@ -38,6 +40,26 @@ pub fn document_sentences(document: &Document) -> Vec<SentenceRecord> {
             next: texts.get(position + 1).cloned(),
         })
         .collect()
+}
+
+/// The text with fenced code blocks and table rows blanked out (blank lines
+/// keep paragraphs apart).
+fn without_code_and_tables(text: &str) -> String {
+    let mut in_fence = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let is_fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        if is_fence {
+            in_fence = !in_fence;
+        }
+        if is_fence || in_fence || trimmed.starts_with('|') {
+            out.push('\n');
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// One line of text: list marker, inline Markdown and line wraps removed.
@@ -120,6 +142,12 @@ mod tests {
                 "The delta is fertile.",
             ]
         );
+    }
+
+    #[test]
+    fn code_blocks_and_tables_are_not_sentences() {
+        let text = "Run the tool.\n\n```sh\nansel index. --index x\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nIt is fast.";
+        assert_eq!(texts(text), vec!["Run the tool.", "It is fast."]);
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct LoadReport {
     pub abuse: Vec<AbuseCase>,
     /// `/health` status after everything.
     pub healthy_after: bool,
+    /// Mean requests per scored batch, per queue, as the server counted them.
+    pub mean_batch_sizes: Vec<(String, f64)>,
 }
 
 impl LoadReport {
@@ -101,6 +103,7 @@ pub fn run(plan: &LoadPlan, max_body_bytes: usize) -> std::io::Result<LoadReport
         endpoints,
         abuse,
         healthy_after,
+        mean_batch_sizes: mean_batch_sizes(plan.addr)?,
     })
 }
 
@@ -221,6 +224,16 @@ fn request(
     path: &str,
     body: &str,
 ) -> std::io::Result<u16> {
+    exchange(connection, method, path, body).map(|(status, _)| status)
+}
+
+/// Like [`request`], also returning the response body.
+fn exchange(
+    connection: &mut BufReader<TcpStream>,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<(u16, Vec<u8>)> {
     let head = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
@@ -258,9 +271,29 @@ fn request(
             }
         }
     }
-    let mut body = vec![0; content_length];
-    connection.read_exact(&mut body)?;
-    Ok(status)
+    let mut response_body = vec![0; content_length];
+    connection.read_exact(&mut response_body)?;
+    Ok((status, response_body))
+}
+
+/// Mean batch size per queue, from the server's own `/metrics`.
+fn mean_batch_sizes(addr: SocketAddr) -> std::io::Result<Vec<(String, f64)>> {
+    let (_, body) = exchange(&mut connect(addr)?, "GET", "/metrics", "")?;
+    let text = String::from_utf8_lossy(&body);
+    let value = |name: &str, queue: &str| {
+        let prefix = format!("{name}{{queue=\"{queue}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    Ok(["rerank", "ask"]
+        .into_iter()
+        .filter_map(|queue| {
+            let sum = value("ansel_batch_size_sum", queue)?;
+            let count = value("ansel_batch_size_count", queue)?;
+            Some((queue.to_string(), sum / count))
+        })
+        .collect())
 }
 
 impl LoadReport {
@@ -270,7 +303,8 @@ impl LoadReport {
         out.push_str(&format!(
             "Produced by `{command}` on loopback: {} requests per endpoint (stopping early after {} s), \
              {} keep-alive connections, {} `/rerank` texts per request, questions cycled from the sample set. \
-             The machine has {} cores shared with the server.\n\n",
+             The machine has {} cores, shared by the server, this load generator and whatever else runs there \
+             (nothing was stopped for the test), so the numbers move with the machine's load.\n\n",
             plan.requests,
             plan.max_duration.as_secs(),
             plan.concurrency,
@@ -284,6 +318,15 @@ impl LoadReport {
                 e.endpoint, e.requests, e.ok, e.p50_ms, e.p99_ms, e.max_ms, e.requests_per_s
             ));
         }
+        let batches: Vec<String> = self
+            .mean_batch_sizes
+            .iter()
+            .map(|(queue, mean)| format!("`{queue}` {mean:.2}"))
+            .collect();
+        out.push_str(&format!(
+            "\nMean requests per scored batch (server's `/metrics`, whole run): {}.\n",
+            batches.join(", ")
+        ));
         out.push_str("\n## Bad requests\n\n| request | expected | got |\n|---|---|---|\n");
         for a in &self.abuse {
             let got = a.got.map_or("no response".to_string(), |s| s.to_string());

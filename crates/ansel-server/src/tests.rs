@@ -255,6 +255,13 @@ async fn a_bounded_load_test_over_tcp_passes_and_shutdown_is_graceful() {
         .unwrap();
     assert!(report.passed(), "{report:#?}");
     assert_eq!(report.endpoints[0].requests, 40);
+    let queues: Vec<&str> = report
+        .mean_batch_sizes
+        .iter()
+        .map(|(q, _)| q.as_str())
+        .collect();
+    assert_eq!(queues, vec!["rerank", "ask"]);
+    assert!(report.mean_batch_sizes.iter().all(|(_, mean)| *mean >= 1.0));
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
