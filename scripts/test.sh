@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 # The web page test drives headless Chromium; install it where we can (CI runs as root).
 if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "== installing chromium for the web page test"
+  export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 ||
     { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }
 fi
