@@ -19,4 +19,4 @@ fi
 echo "== quick start: index the sample corpus and ask it two questions (default model)"
 ./target/release/ansel index --index target/quickstart-index examples/corpus
 ./target/release/ansel ask --index target/quickstart-index --top 1 "Who invented the Fresnel lens?"
-./target/release/ansel ask --index target/quickstart-index --top 1 "How many chambers does the human heart have?"
+./target/release/ansel ask --index target/quickstart-index --top 1 "Where does the Blue Nile start?"
