@@ -26,7 +26,7 @@ done
 addr=$(sed -n 's|^ansel serve: listening on http://||p' "$work/serve.log")
 [ -n "$addr" ] || { cat "$work/serve.log" >&2; echo "bench-server: the server did not start" >&2; exit 1; }
 
-timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.txt \
+timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.jsonl \
   --requests 20000 --concurrency 8 --max-seconds 20 --out docs/results/server-load.md
 
 kill -TERM "$server"

@@ -33,6 +33,8 @@ enum Command {
     Rank(commands::rank::RankArgs),
     /// Serve /rerank (TEI-compatible), /ask, /health, /metrics and a web page over an index.
     Serve(commands::serve::ServeArgs),
+    /// Score the answers of `ask` on labelled questions (P@1, MRR) and time them.
+    EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
 }
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Ask(args) => commands::ask::run(args),
         Command::Rank(args) => commands::rank::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::EvalAsk(args) => commands::eval_ask::run(args),
         Command::BenchServer(args) => commands::bench_server::run(args),
     };
     match result {

@@ -5,11 +5,17 @@ use ansel_model::Ranker;
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
 
-/// The model that orders answers (`ask`, `serve`, `rank`): the best-ranking model
-/// available that answers a 30-candidate question in under 200 ms.
+/// The model that ranks the candidates of one document (`rank`): the best-ranking
+/// model available that answers a 30-candidate question in under 200 ms
+/// (docs/results/lexical-baselines.md).
 pub const DEFAULT_MODEL: &str = "wo-rr";
 
-/// The cheap model that prunes retrieved sentences before the default model reranks them.
+/// The model that orders answers retrieved from many documents (`ask`, `serve`):
+/// position in a document says little across documents, so IDF breaks ties
+/// instead (docs/results/corpus-answers.md).
+pub const DEFAULT_ASK_MODEL: &str = "idf-wo";
+
+/// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
 /// Resolves a model spec. `corpus` supplies term statistics to lexical models.

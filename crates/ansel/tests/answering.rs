@@ -359,3 +359,44 @@ fn the_web_page_shows_answers_in_context_in_chromium() {
     let (status, _) = server.stop();
     assert!(status.success());
 }
+
+#[test]
+fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
+    let (dir, index) = corpus_index();
+    let questions = examples().join("corpus-questions.jsonl");
+    let out = succeed(&[
+        "eval-ask",
+        "--index",
+        &index,
+        "--questions",
+        questions.to_str().unwrap(),
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(report["model"], "idf-wo");
+    assert_eq!(report["prune_model"], "bm25");
+    assert_eq!(report["questions"], 28);
+    // A regression guard: the default cascade answers most sample questions first.
+    let p_at_1 = report["P@1"].as_f64().unwrap();
+    assert!(p_at_1 >= 0.8, "P@1 {p_at_1}");
+    assert!(report["MRR"].as_f64().unwrap() >= p_at_1);
+
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"question\": \"q\", \"answer\": \"a\"}\n{\"question\": \"q\"}\n",
+    )
+    .unwrap();
+    let output = ansel(&[
+        "eval-ask",
+        "--index",
+        &index,
+        "--questions",
+        bad.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("bad.jsonl:2") && err.contains("missing field `answer`"),
+        "{err}"
+    );
+}

@@ -11,7 +11,8 @@ pub struct BenchServerArgs {
     /// A running `ansel serve` on this machine (loopback addresses only).
     #[arg(long)]
     addr: SocketAddr,
-    /// Questions, one a line, sent to /ask and as /rerank queries.
+    /// JSON lines with a "question" field (e.g. examples/corpus-questions.jsonl), sent to
+    /// /ask and as /rerank queries.
     #[arg(long)]
     questions: PathBuf,
     /// Requests per endpoint.
@@ -34,12 +35,23 @@ pub struct BenchServerArgs {
 pub fn run(args: BenchServerArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.questions)
         .with_context(|| format!("cannot read {}", args.questions.display()))?;
-    let questions: Vec<String> = text
+    let mut questions = Vec::new();
+    for (i, line) in text
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(String::from)
-        .collect();
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let record: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}", args.questions.display(), i + 1))?;
+        let question = record["question"].as_str().with_context(|| {
+            format!(
+                "{}:{}: field `question`: missing or not a string",
+                args.questions.display(),
+                i + 1
+            )
+        })?;
+        questions.push(question.to_string());
+    }
     // /rerank texts: 30 candidates, the size the default model is chosen for.
     let texts: Vec<String> = questions.iter().cycle().take(30).cloned().collect();
     let plan = LoadPlan {

@@ -16,7 +16,7 @@ pub struct CascadeArgs {
     #[arg(long)]
     pub index: PathBuf,
     /// Model that orders the final answers: a built-in name or a model directory.
-    #[arg(long, default_value = models::DEFAULT_MODEL)]
+    #[arg(long, default_value = models::DEFAULT_ASK_MODEL)]
     pub model: String,
     /// Cheap model that prunes the retrieved sentences first; `none` skips pruning.
     #[arg(long, default_value = models::DEFAULT_PRUNE_MODEL)]

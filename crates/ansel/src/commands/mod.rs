@@ -3,6 +3,7 @@ pub mod bench_server;
 mod cascade;
 pub mod convert;
 pub mod eval;
+pub mod eval_ask;
 pub mod eval_trec;
 pub mod index;
 pub mod rank;

@@ -1,0 +1,123 @@
+use super::cascade::CascadeArgs;
+use ansel_answer::Ask;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct EvalAskArgs {
+    #[command(flatten)]
+    cascade: CascadeArgs,
+    /// JSON lines of {"question", "answer"}: an answer sentence contains `answer`.
+    #[arg(long)]
+    questions: PathBuf,
+    /// Answers looked at per question.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Print one JSON object instead of a table row.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Labelled {
+    question: String,
+    answer: String,
+}
+
+#[derive(Serialize)]
+struct Report {
+    model: String,
+    prune_model: String,
+    questions: usize,
+    #[serde(rename = "P@1")]
+    precision_at_1: f64,
+    /// Reciprocal rank of the first answer sentence within `top`, 0 beyond.
+    #[serde(rename = "MRR")]
+    mrr: f64,
+    /// Questions with an answer sentence within `top`.
+    found: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// Asks every labelled question over the index, one at a time, and reports
+/// how high the first sentence containing the expected answer ranks, and how
+/// long each question took end to end (retrieval, pruning, reranking).
+pub fn run(args: EvalAskArgs) -> Result<()> {
+    let labelled = read_labelled(&args.questions)?;
+    let answerer = args.cascade.answerer()?;
+    let mut reciprocal_ranks = Vec::new();
+    let mut millis = Vec::new();
+    for item in &labelled {
+        let start = Instant::now();
+        let answers = answerer.ask(&Ask {
+            question: item.question.clone(),
+            top_k: args.top,
+            budget: None,
+        })?;
+        millis.push(start.elapsed().as_secs_f64() * 1e3);
+        let rank = answers
+            .answers
+            .iter()
+            .position(|a| a.sentence.text.contains(&item.answer));
+        reciprocal_ranks.push(rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)));
+    }
+    millis.sort_by(f64::total_cmp);
+    let n = labelled.len() as f64;
+    let report = Report {
+        model: args.cascade.model.clone(),
+        prune_model: args.cascade.prune_model.clone(),
+        questions: labelled.len(),
+        precision_at_1: reciprocal_ranks.iter().filter(|&&rr| rr == 1.0).count() as f64 / n,
+        mrr: reciprocal_ranks.iter().sum::<f64>() / n,
+        found: reciprocal_ranks.iter().filter(|&&rr| rr > 0.0).count(),
+        p50_ms: nearest_rank(&millis, 0.50),
+        p99_ms: nearest_rank(&millis, 0.99),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!(
+            "| {} | {} | {} | {:.4} | {:.4} | {} | {:.2} | {:.2} |",
+            report.model,
+            report.prune_model,
+            report.questions,
+            report.precision_at_1,
+            report.mrr,
+            report.found,
+            report.p50_ms,
+            report.p99_ms
+        );
+    }
+    Ok(())
+}
+
+fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut labelled = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let item: Labelled =
+            serde_json::from_str(line).with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        if item.answer.trim().is_empty() {
+            bail!("{}:{}: field `answer`: empty", path.display(), i + 1);
+        }
+        labelled.push(item);
+    }
+    if labelled.is_empty() {
+        bail!("{}: no questions", path.display());
+    }
+    Ok(labelled)
+}
