@@ -23,6 +23,8 @@ enum Command {
     Eval(commands::eval::EvalArgs),
     /// Evaluate a trec_eval run file against a qrels file.
     EvalTrec(commands::eval_trec::EvalTrecArgs),
+    /// Train a model and save it as a model directory usable by every command.
+    Train(commands::train::TrainArgs),
     /// Convert a data set in any supported format to ansel JSON lines.
     Convert(commands::convert::ConvertArgs),
 }
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::EvalTrec(args) => commands::eval_trec::run(args),
         Command::Convert(args) => commands::convert::run(args),
+        Command::Train(args) => commands::train::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
