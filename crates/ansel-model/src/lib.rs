@@ -4,15 +4,49 @@
 //! returns one score per candidate, higher meaning more likely an answer. The
 //! evaluator, the CLI, the cascade and the server only ever see this trait, so
 //! a new model is one new module that implements it.
+//!
+//! A trained model is a directory holding its weights and a `model.json`
+//! [`ModelCard`]: which kind of model it is (the loader the CLI dispatches
+//! on) and its [`TrainingRecord`] (data, hyper-parameters, seed, metrics).
+//! Files are written atomically ([`write_atomic`], [`replace_dir`]) so a crash
+//! never leaves a half-written model behind.
+
+mod card;
+mod files;
+pub mod train;
+
+pub use card::{ModelCard, TrainingRecord, CARD_FILE};
+pub use files::{replace_dir, write_atomic};
 
 use ansel_data::Question;
+use std::path::PathBuf;
 
-/// Errors a model can raise while scoring.
+/// Errors a model can raise.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// The model cannot score this input (e.g. `rr` on data without document order).
     #[error("{model}: {message}")]
     Unsupported { model: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A model file exists but is not what it should be.
+    #[error("{path}: {message}")]
+    Format { path: PathBuf, message: String },
+    /// Anything else a model backend reports (tensor library errors, ...).
+    #[error("{0}")]
+    Backend(String),
+}
+
+impl ModelError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ModelError::Io {
+            path: path.into(),
+            source,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, ModelError>;

@@ -23,6 +23,8 @@ enum Command {
     Eval(commands::eval::EvalArgs),
     /// Evaluate a trec_eval run file against a qrels file.
     EvalTrec(commands::eval_trec::EvalTrecArgs),
+    /// Train a model and save it as a model directory usable by every command.
+    Train(commands::train::TrainArgs),
     /// Convert a data set in any supported format to ansel JSON lines.
     Convert(commands::convert::ConvertArgs),
     /// Add documents (.txt, .md, .jsonl) to a sentence index.
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::EvalAsk(args) => commands::eval_ask::run(args),
         Command::BenchServer(args) => commands::bench_server::run(args),
+        Command::Train(args) => commands::train::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,7 +13,7 @@
 //! `title`, and missing `prev`/`next` are filled from sibling candidates.
 //! `"in_document_order": true` gives every candidate its index as position.
 
-use super::{deserialize_label, text_lines};
+use super::{deserialize_label, json_records};
 use crate::model::link_neighbours;
 use crate::{Candidate, DataError, DocContext, Question};
 use serde::Deserialize;
@@ -62,14 +62,10 @@ struct FullCandidate {
 }
 
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
-    let mut questions = Vec::new();
-    for line in text_lines(path, bytes) {
-        let (n, line) = line?;
-        let record: Record =
-            serde_json::from_str(line).map_err(|e| DataError::json(path, n - 1, &e))?;
-        questions.push(to_question(questions.len(), record));
-    }
-    Ok(questions)
+    json_records(path, bytes)
+        .enumerate()
+        .map(|(index, record)| Ok(to_question(index, record?)))
+        .collect()
 }
 
 fn to_question(index: usize, record: Record) -> Question {
@@ -187,21 +183,15 @@ mod tests {
     fn unknown_field_is_reported_with_line() {
         let text =
             "{\"question\": \"a\", \"candidates\": []}\n{\"question\": \"b\", \"cands\": []}";
-        let err = parse(Path::new("a.jsonl"), text.as_bytes()).unwrap_err();
-        let loc = err.location().unwrap();
-        assert_eq!(
-            (loc.line, loc.field.as_deref()),
-            (Some(2), Some("cands")),
-            "{err}"
-        );
+        crate::readers::testing::assert_error_at(parse, text, 2, "cands");
     }
 
     proptest::proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in crate::readers::fuzz::inputs(
+        fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(
             "{\"id\": \"q\", \"question\": \"Who?\", \"candidates\": [\"A.\", {\"text\": \"B.\", \"label\": 1, \"position\": 1}]}\n"
         )) {
-            crate::readers::fuzz::never_panics(parse, &bytes);
+            crate::readers::testing::never_panics(parse, &bytes);
         }
     }
 }

@@ -35,6 +35,17 @@ pub(crate) fn text_lines<'a>(
         })
 }
 
+/// The records of a JSON-lines file, each error naming its line.
+pub(crate) fn json_records<'a, T: Deserialize<'a>>(
+    path: &'a Path,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Result<T, DataError>> + 'a {
+    text_lines(path, bytes).map(move |line| {
+        let (n, line) = line?;
+        serde_json::from_str(line).map_err(|e| DataError::json(path, n - 1, &e))
+    })
+}
+
 /// Parses one element of a larger JSON document on its own, so that errors
 /// carry the line inside the element rather than after it.
 pub(crate) fn parse_element<'a, T: Deserialize<'a>>(
@@ -77,12 +88,27 @@ pub(crate) fn deserialize_label<'de, D: Deserializer<'de>>(d: D) -> Result<Optio
 }
 
 #[cfg(test)]
-pub(crate) mod fuzz {
-    //! Shared property: any byte string yields Ok or a DataError, never a panic.
+pub(crate) mod testing {
+    //! Checks every reader shares: errors point at the right line and field,
+    //! and any byte string yields Ok or a DataError, never a panic.
     use crate::{DataError, Question};
     use std::path::Path;
 
-    pub fn never_panics(parse: fn(&Path, &[u8]) -> Result<Vec<Question>, DataError>, bytes: &[u8]) {
+    type Parse = fn(&Path, &[u8]) -> Result<Vec<Question>, DataError>;
+
+    pub fn assert_error_at(parse: Parse, text: &str, line: usize, field: &str) {
+        let err = parse(Path::new("input"), text.as_bytes()).expect_err("input is malformed");
+        let location = err
+            .location()
+            .unwrap_or_else(|| panic!("no location in {err}"));
+        assert_eq!(
+            (location.line, location.field.as_deref()),
+            (Some(line), Some(field)),
+            "{err}"
+        );
+    }
+
+    pub fn never_panics(parse: Parse, bytes: &[u8]) {
         let result = std::panic::catch_unwind(|| parse(Path::new("fuzz.input"), bytes));
         assert!(
             result.is_ok(),

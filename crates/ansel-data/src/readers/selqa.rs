@@ -8,16 +8,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::Path;
 
+/// A record whose answer indices were checked against its candidates.
 #[derive(Deserialize)]
 #[serde(try_from = "RawRecord")]
-struct Record {
-    id: Option<String>,
-    question: String,
-    candidates: Vec<String>,
-    answers: Vec<usize>,
-    article: Option<String>,
-    section: Option<String>,
-}
+struct Record(RawRecord);
 
 #[derive(Deserialize)]
 struct RawRecord {
@@ -43,22 +37,7 @@ impl TryFrom<RawRecord> for Record {
                 raw.candidates.len()
             ));
         }
-        let RawRecord {
-            id,
-            question,
-            candidates,
-            answers,
-            article,
-            section,
-        } = raw;
-        Ok(Record {
-            id,
-            question,
-            candidates,
-            answers,
-            article,
-            section,
-        })
+        Ok(Record(raw))
     }
 }
 
@@ -72,7 +51,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
         .collect()
 }
 
-fn to_question(index: usize, record: Record) -> Question {
+fn to_question(index: usize, Record(record): Record) -> Question {
     let doc_id = match (&record.article, &record.section) {
         (Some(a), Some(s)) => format!("{a}#{s}"),
         (Some(a), None) => a.clone(),
@@ -124,21 +103,15 @@ mod tests {
     #[test]
     fn out_of_range_answer_names_line_and_field() {
         let text = "[\n{\"question\": \"q\", \"candidates\": [\"a\"],\n\"answers\": [4]}\n]";
-        let err = parse(Path::new("s.json"), text.as_bytes()).unwrap_err();
-        let loc = err.location().unwrap();
-        assert_eq!(
-            (loc.line, loc.field.as_deref()),
-            (Some(2), Some("answers")),
-            "{err}"
-        );
+        crate::readers::testing::assert_error_at(parse, text, 2, "answers");
     }
 
     proptest::proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in crate::readers::fuzz::inputs(
+        fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(
             r#"[{"question": "Where?", "candidates": ["A.", "B."], "answers": [1], "article": "P", "section": "I"}]"#
         )) {
-            crate::readers::fuzz::never_panics(parse, &bytes);
+            crate::readers::testing::never_panics(parse, &bytes);
         }
     }
 }

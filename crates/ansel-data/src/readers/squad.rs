@@ -172,19 +172,13 @@ mod tests {
     #[test]
     fn answer_past_context_end_is_an_error_with_line() {
         let text = "{\"data\": [{\"title\": \"T\", \"paragraphs\": [\n{\"context\": \"Short.\", \"qas\": [{\"id\": \"1\", \"question\": \"q\",\n\"answers\": [{\"text\": \"long answer\", \"answer_start\": 3}]}]}\n]}]}";
-        let err = parse(Path::new("squad.json"), text.as_bytes()).unwrap_err();
-        let loc = err.location().unwrap();
-        assert_eq!(
-            (loc.line, loc.field.as_deref()),
-            (Some(2), Some("answer_start")),
-            "{err}"
-        );
+        crate::readers::testing::assert_error_at(parse, text, 2, "answer_start");
     }
 
     proptest::proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in crate::readers::fuzz::inputs(FIXTURE)) {
-            crate::readers::fuzz::never_panics(parse, &bytes);
+        fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(FIXTURE)) {
+            crate::readers::testing::never_panics(parse, &bytes);
         }
     }
 }

@@ -6,7 +6,7 @@
 //! original order. TrecQA has no document order, so candidates get no context
 //! and position-based scorers (`rr`) refuse it.
 
-use super::{deserialize_label, text_lines};
+use super::{deserialize_label, json_records};
 use crate::{shuffle_seeded, Candidate, DataError, Question};
 use serde::Deserialize;
 use std::path::Path;
@@ -32,10 +32,8 @@ struct RawCandidate {
 
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
     let mut questions = Vec::new();
-    for line in text_lines(path, bytes) {
-        let (n, line) = line?;
-        let record: Record =
-            serde_json::from_str(line).map_err(|e| DataError::json(path, n - 1, &e))?;
+    for record in json_records::<Record>(path, bytes) {
+        let record = record?;
         let index = questions.len();
         let mut candidates: Vec<(String, Option<bool>)> = record
             .candidates
@@ -100,24 +98,16 @@ mod tests {
     #[test]
     fn errors_name_line_and_field() {
         let text = "{\"question\": \"a\", \"candidates\": []}\n\n{\"question\": \"b\", \"candidates\": [{\"sentence\": \"x\", \"label\": 3}]}\n";
-        let err = parse(Path::new("t.jsonl"), text.as_bytes()).unwrap_err();
-        let loc = err.location().unwrap();
-        assert_eq!(loc.line, Some(3), "{err}");
-        assert_eq!(loc.field.as_deref(), Some("label"), "{err}");
-        let err = parse(Path::new("t.jsonl"), b"{\"candidates\": []}").unwrap_err();
-        assert_eq!(
-            err.location().unwrap().field.as_deref(),
-            Some("question"),
-            "{err}"
-        );
+        crate::readers::testing::assert_error_at(parse, text, 3, "label");
+        crate::readers::testing::assert_error_at(parse, "{\"candidates\": []}", 1, "question");
     }
 
     proptest::proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in crate::readers::fuzz::inputs(
+        fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(
             "{\"question\": \"Who?\", \"candidates\": [{\"sentence\": \"x y\", \"label\": 1}, {\"sentence\": \"z\", \"label\": 0}]}\n"
         )) {
-            crate::readers::fuzz::never_panics(parse, &bytes);
+            crate::readers::testing::never_panics(parse, &bytes);
         }
     }
 }

@@ -169,10 +169,10 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in crate::readers::fuzz::inputs(
+        fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(
             "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\nQ1\tWho?\tD1\tT\tD1-0\tS\t1\nQ1\tWho?\tD1\tT\tD1-1\tS2\t0\n"
         )) {
-            crate::readers::fuzz::never_panics(parse, &bytes);
+            crate::readers::testing::never_panics(parse, &bytes);
         }
     }
 }

@@ -1,4 +1,4 @@
-use super::write_atomic;
+use ansel_model::write_atomic;
 use ansel_server::loadtest::{self, LoadPlan};
 use anyhow::{bail, Context, Result};
 use clap::Args;

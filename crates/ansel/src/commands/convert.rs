@@ -1,4 +1,5 @@
-use super::{write_atomic, DataArgs};
+use super::DataArgs;
+use ansel_model::write_atomic;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;

@@ -1,6 +1,7 @@
-use super::{write_atomic, DataArgs};
+use super::DataArgs;
 use crate::models;
 use ansel_eval::{evaluate, write_qrels, write_run, Filter, Report};
+use ansel_model::write_atomic;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;

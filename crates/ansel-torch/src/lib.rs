@@ -1,0 +1,154 @@
+//! libtorch plumbing shared by ansel's neural models (through the `tch`
+//! crate): thread and seed set-up, checkpoints written atomically, the
+//! warm-up + linear-decay learning-rate schedule, and the point-wise and
+//! list-wise AS2 losses.
+
+use ansel_model::{ModelError, Result};
+use std::path::Path;
+use tch::{nn, Kind, Tensor};
+
+pub use tch;
+
+/// Uses `threads` intra-op threads (0: all cores) and seeds libtorch's RNG.
+pub fn init(threads: usize, seed: u64) {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        threads
+    };
+    tch::set_num_threads(threads as i32);
+    tch::manual_seed(seed as i64);
+}
+
+/// Converts a tch error into a model error.
+pub fn backend(err: tch::TchError) -> ModelError {
+    ModelError::Backend(err.to_string())
+}
+
+/// Saves every variable of `vs` as safetensors, atomically (temporary file + rename).
+pub fn save_vars(vs: &nn::VarStore, path: &Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // tch picks the file format from the extension, so the temporary name keeps it.
+    let tmp = path.with_file_name(format!(".tmp-{}-{name}", std::process::id()));
+    vs.save(&tmp).map_err(backend)?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| ModelError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| ModelError::io(path, e))
+}
+
+/// Loads variables saved by [`save_vars`] into `vs`; every variable must be present.
+pub fn load_vars(vs: &mut nn::VarStore, path: &Path) -> Result<()> {
+    vs.load(path).map_err(|e| ModelError::Format {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Linear warm-up from 0 to `peak` over `warmup` steps, then linear decay to 0 at `total`.
+#[derive(Debug, Clone, Copy)]
+pub struct WarmupLinear {
+    pub peak: f64,
+    pub warmup: usize,
+    pub total: usize,
+}
+
+impl WarmupLinear {
+    pub fn at(&self, step: usize) -> f64 {
+        if step < self.warmup {
+            return self.peak * (step + 1) as f64 / self.warmup as f64;
+        }
+        let remaining = self.total.saturating_sub(step) as f64;
+        let span = self.total.saturating_sub(self.warmup).max(1) as f64;
+        self.peak * (remaining / span).clamp(0.0, 1.0)
+    }
+}
+
+/// Point-wise loss: binary cross-entropy of logits `[n]` against 0/1 labels `[n]`.
+pub fn pointwise_bce(logits: &Tensor, labels: &Tensor) -> Tensor {
+    logits.binary_cross_entropy_with_logits::<Tensor>(
+        &labels.to_kind(Kind::Float),
+        None,
+        None,
+        tch::Reduction::Mean,
+    )
+}
+
+/// List-wise loss (thesis ch. 7): softmax over each question's candidates and
+/// KL divergence to the gold labels normalised into a distribution.
+/// `logits` and `labels` are `[questions, candidates]`; `mask` is 1 for real
+/// candidates and 0 for padding. Questions without a positive contribute 0.
+pub fn listwise_kl(logits: &Tensor, labels: &Tensor, mask: &Tensor) -> Tensor {
+    let mask = mask.to_kind(Kind::Float);
+    let labels = labels.to_kind(Kind::Float) * &mask;
+    let positives = labels.sum_dim_intlist(-1, true, Kind::Float);
+    let target = &labels / positives.clamp_min(1.0);
+    let masked = logits + (mask.ones_like() - &mask) * -1e9;
+    let log_probs = masked.log_softmax(-1, Kind::Float);
+    // KL(target || p) = sum target * (log target - log p); 0 * log 0 taken as 0.
+    let log_target = target.clamp_min(1e-12).log();
+    let per_question = (&target * (log_target - log_probs)).sum_dim_intlist(-1, false, Kind::Float);
+    let answered = positives.squeeze_dim(-1).gt(0.0).to_kind(Kind::Float);
+    (per_question * &answered).sum(Kind::Float) / answered.sum(Kind::Float).clamp_min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_warms_up_then_decays_to_zero() {
+        let s = WarmupLinear {
+            peak: 1.0,
+            warmup: 10,
+            total: 110,
+        };
+        assert!((s.at(0) - 0.1).abs() < 1e-12);
+        assert!((s.at(9) - 1.0).abs() < 1e-12);
+        assert!((s.at(60) - 0.5).abs() < 1e-12);
+        assert_eq!(s.at(110), 0.0);
+        assert_eq!(s.at(500), 0.0);
+    }
+
+    #[test]
+    fn listwise_loss_is_zero_for_a_perfect_peaked_ranking_and_ignores_padding() {
+        let labels = Tensor::from_slice(&[0f32, 1., 0., 0.]).view([1, 4]);
+        let mask = Tensor::from_slice(&[1f32, 1., 1., 0.]).view([1, 4]);
+        let good = Tensor::from_slice(&[-50f32, 50., -50., 99.]).view([1, 4]);
+        let bad = Tensor::from_slice(&[50f32, -50., -50., 99.]).view([1, 4]);
+        let good_loss = listwise_kl(&good, &labels, &mask).double_value(&[]);
+        let bad_loss = listwise_kl(&bad, &labels, &mask).double_value(&[]);
+        assert!(good_loss < 1e-6, "{good_loss}");
+        assert!(bad_loss > 10.0, "{bad_loss}");
+        // A question with no positive adds nothing.
+        let none = Tensor::zeros([1, 4], (Kind::Float, tch::Device::Cpu));
+        assert_eq!(listwise_kl(&bad, &none, &mask).double_value(&[]), 0.0);
+    }
+
+    #[test]
+    fn bce_matches_the_closed_form() {
+        let loss = pointwise_bce(&Tensor::from_slice(&[0f32]), &Tensor::from_slice(&[1i64]));
+        assert!((loss.double_value(&[]) - std::f64::consts::LN_2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn checkpoints_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.safetensors");
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let lin = nn::linear(vs.root() / "lin", 3, 2, Default::default());
+        save_vars(&vs, &path).unwrap();
+        let mut other = nn::VarStore::new(tch::Device::Cpu);
+        let lin2 = nn::linear(other.root() / "lin", 3, 2, Default::default());
+        load_vars(&mut other, &path).unwrap();
+        assert!(lin.ws.allclose(&lin2.ws, 0.0, 0.0, false));
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
+}
