@@ -7,6 +7,15 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 fn test_state(dir: &std::path::Path, limits: Limits) -> Arc<AppState> {
+    let wo_rr = ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap();
+    state_with_reranker(dir, limits, wo_rr)
+}
+
+fn state_with_reranker(
+    dir: &std::path::Path,
+    limits: Limits,
+    rerank: Box<dyn ansel_model::Ranker>,
+) -> Arc<AppState> {
     let index = SentenceIndex::open_or_create(dir).unwrap();
     let mut writer = index.writer().unwrap();
     writer
@@ -25,7 +34,7 @@ fn test_state(dir: &std::path::Path, limits: Limits) -> Arc<AppState> {
         cascade: Cascade {
             retrieve: 10,
             prune: None,
-            rerank: ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap(),
+            rerank,
             rerank_chunk: 8,
         },
     };
@@ -264,4 +273,68 @@ async fn a_bounded_load_test_over_tcp_passes_and_shutdown_is_graceful() {
     assert!(report.mean_batch_sizes.iter().all(|(_, mean)| *mean >= 1.0));
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
+}
+
+/// A reranker that holds every batch until the test opens its gate.
+struct GatedRanker {
+    gate: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl ansel_model::Ranker for GatedRanker {
+    fn name(&self) -> &str {
+        "gated"
+    }
+
+    fn score(&self, question: &Question) -> ansel_model::Result<Vec<f32>> {
+        let _ = self.gate.lock().unwrap().recv();
+        Ok(vec![0.0; question.candidates.len()])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (open, gate) = std::sync::mpsc::channel();
+    let limits = Limits {
+        timeout: std::time::Duration::from_millis(50),
+        max_batch: 1,
+        queue_len: 1,
+        ..Limits::default()
+    };
+    let rerank = Box::new(GatedRanker {
+        gate: std::sync::Mutex::new(gate),
+    });
+    let state = state_with_reranker(dir.path(), limits, rerank);
+    let body = r#"{"query": "bees", "texts": ["bees"]}"#;
+    // The worker takes this one and blocks in the model: no answer in time.
+    let (status, text) = call(&state, "POST", "/rerank", body).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    assert!(text.contains("no answer within 50 ms"), "{text}");
+    // One request may wait in the queue; the next is refused at once.
+    let waiting = tokio::spawn({
+        let state = state.clone();
+        async move { call(&state, "POST", "/rerank", body).await }
+    });
+    let mut refused = None;
+    for _ in 0..100 {
+        let (status, text) = call(&state, "POST", "/rerank", body).await;
+        if text.contains("too many requests waiting") {
+            refused = Some(status);
+            break;
+        }
+    }
+    assert_eq!(refused, Some(StatusCode::SERVICE_UNAVAILABLE));
+    assert_eq!(waiting.await.unwrap().0, StatusCode::SERVICE_UNAVAILABLE);
+    // Open the gate for good: the worker drains what timed out and serves again
+    // (a request sent before the queue has drained may still be refused).
+    drop(open);
+    let mut last = (StatusCode::SERVICE_UNAVAILABLE, String::new());
+    for _ in 0..100 {
+        last = call(&state, "POST", "/rerank", body).await;
+        if last.0 == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(last.0, StatusCode::OK, "{}", last.1);
 }
