@@ -16,6 +16,8 @@ pub enum IndexError {
     },
     #[error("{}: no ansel index here (create one with `ansel index --index {} PATH...`)", .0.display(), .0.display())]
     NotAnIndex(PathBuf),
+    #[error("{}: holds other files but no ansel index; use a new or empty folder for the index", .0.display())]
+    NotEmpty(PathBuf),
     #[error("index {}: {source}", path.display())]
     Tantivy {
         path: PathBuf,

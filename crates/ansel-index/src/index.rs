@@ -83,9 +83,17 @@ pub struct SentenceIndex {
 
 impl SentenceIndex {
     /// Opens the index in `dir`, creating the folder and an empty index when
-    /// there is none.
+    /// there is none. A folder that holds other files is refused, so an index
+    /// never spills into, say, the documents' own folder.
     pub fn open_or_create(dir: &Path) -> Result<SentenceIndex, IndexError> {
         std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+        let has_files = std::fs::read_dir(dir)
+            .map_err(|e| IndexError::io(dir, e))?
+            .next()
+            .is_some();
+        if has_files && !dir.join("meta.json").is_file() {
+            return Err(IndexError::NotEmpty(dir.to_path_buf()));
+        }
         let directory = tantivy::directory::MmapDirectory::open(dir)
             .map_err(|e| IndexError::tantivy(dir, e.into()))?;
         let index = Index::open_or_create(directory, Fields::schema())
@@ -368,5 +376,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = SentenceIndex::open(dir.path()).err().unwrap().to_string();
         assert!(err.contains("no ansel index"), "{err}");
+        std::fs::write(dir.path().join("notes.md"), "# Notes").unwrap();
+        let err = SentenceIndex::open_or_create(dir.path())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("holds other files"), "{err}");
+        assert!(!dir.path().join("meta.json").exists());
     }
 }
