@@ -65,7 +65,7 @@ pub struct Hit {
 }
 
 /// Counts of what an index holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexStats {
     pub documents: u64,
     pub sentences: u64,

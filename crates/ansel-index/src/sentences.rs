@@ -4,7 +4,7 @@ use crate::Document;
 use ansel_text::split_sentences;
 
 /// One indexed sentence with the context answers are shown in.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SentenceRecord {
     pub doc_id: String,
     pub title: String,

@@ -35,7 +35,6 @@ pub struct EndpointLoad {
     pub p99_ms: f64,
     pub max_ms: f64,
     pub requests_per_s: f64,
-    pub wall_s: f64,
 }
 
 /// A bad request, the status it must get and the status it got.
@@ -157,12 +156,11 @@ fn load(
         p99_ms: percentile(&latencies, 0.99),
         max_ms: latencies.last().copied().unwrap_or(f64::NAN),
         requests_per_s: samples.len() as f64 / wall_s,
-        wall_s,
     })
 }
 
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// Nearest-rank percentile of sorted values (NaN when there are none).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }

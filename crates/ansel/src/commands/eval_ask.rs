@@ -1,5 +1,6 @@
 use super::cascade::CascadeArgs;
 use ansel_answer::Ask;
+use ansel_server::loadtest::percentile;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -75,8 +76,8 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         precision_at_1: reciprocal_ranks.iter().filter(|&&rr| rr == 1.0).count() as f64 / n,
         mrr: reciprocal_ranks.iter().sum::<f64>() / n,
         found: reciprocal_ranks.iter().filter(|&&rr| rr > 0.0).count(),
-        p50_ms: nearest_rank(&millis, 0.50),
-        p99_ms: nearest_rank(&millis, 0.99),
+        p50_ms: percentile(&millis, 0.50),
+        p99_ms: percentile(&millis, 0.99),
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -94,11 +95,6 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
