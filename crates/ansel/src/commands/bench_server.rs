@@ -1,6 +1,7 @@
+use super::eval_ask::read_labelled;
 use ansel_model::write_atomic;
 use ansel_server::loadtest::{self, LoadPlan};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,8 +12,8 @@ pub struct BenchServerArgs {
     /// A running `ansel serve` on this machine (loopback addresses only).
     #[arg(long)]
     addr: SocketAddr,
-    /// JSON lines with a "question" field (e.g. examples/corpus-questions.jsonl), sent to
-    /// /ask and as /rerank queries.
+    /// JSON lines of {"question", "answer"} (examples/corpus-questions.jsonl); the questions
+    /// are sent to /ask and as /rerank queries.
     #[arg(long)]
     questions: PathBuf,
     /// Requests per endpoint.
@@ -33,25 +34,10 @@ pub struct BenchServerArgs {
 }
 
 pub fn run(args: BenchServerArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.questions)
-        .with_context(|| format!("cannot read {}", args.questions.display()))?;
-    let mut questions = Vec::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let record: serde_json::Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}", args.questions.display(), i + 1))?;
-        let question = record["question"].as_str().with_context(|| {
-            format!(
-                "{}:{}: field `question`: missing or not a string",
-                args.questions.display(),
-                i + 1
-            )
-        })?;
-        questions.push(question.to_string());
-    }
+    let questions: Vec<String> = read_labelled(&args.questions)?
+        .into_iter()
+        .map(|l| l.question)
+        .collect();
     // /rerank texts: 30 candidates, the size the default model is chosen for.
     let texts: Vec<String> = questions.iter().cycle().take(30).cloned().collect();
     let plan = LoadPlan {

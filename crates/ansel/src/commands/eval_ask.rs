@@ -22,11 +22,12 @@ pub struct EvalAskArgs {
     json: bool,
 }
 
+/// A question and a phrase its answer sentence contains.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Labelled {
-    question: String,
-    answer: String,
+pub struct Labelled {
+    pub question: String,
+    pub answer: String,
 }
 
 #[derive(Serialize)]
@@ -97,7 +98,8 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
     Ok(())
 }
 
-fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
+/// Reads JSON lines of `{"question", "answer"}`; errors name the file and line.
+pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut labelled = Vec::new();
