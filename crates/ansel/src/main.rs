@@ -37,6 +37,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Score the answers of `ask` on labelled questions (P@1, MRR) and time them.
     EvalAsk(commands::eval_ask::EvalAskArgs),
+    /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
+    Synth(commands::synth::SynthArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
 }
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::EvalAsk(args) => commands::eval_ask::run(args),
         Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(args),
+        Command::Synth(args) => commands::synth::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -227,3 +227,55 @@ fn convert_writes_jsonl_that_reads_back_identically() {
     let original = ansel_data::read_path(&squad, None).unwrap();
     assert_eq!(ansel_data::read_path(&out, None).unwrap(), original);
 }
+
+#[test]
+fn synth_makes_trainable_questions_from_raw_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/corpus");
+    let out = dir.path().join("synth.jsonl");
+    let run = ansel(&[
+        "synth",
+        "--text",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        report.contains("kept") && report.contains("round-trip"),
+        "{report}"
+    );
+    let questions = ansel_data::read_path(&out, None).unwrap();
+    assert!(
+        questions.len() >= 50,
+        "only {} synthetic questions",
+        questions.len()
+    );
+    for q in &questions {
+        assert_eq!(q.positives(), 1, "{}", q.text);
+        assert!(
+            q.text.ends_with('?') && q.candidates.len() >= 2,
+            "{}",
+            q.text
+        );
+        assert!(q.has_document_order());
+    }
+    // The output is a data set like any other: it evaluates.
+    let eval = ansel(&[
+        "eval",
+        "--data",
+        out.to_str().unwrap(),
+        "--model",
+        "bm25",
+        "--json",
+    ]);
+    assert_eq!(
+        json_reports(&eval)[0]["questions"].as_u64(),
+        Some(questions.len() as u64)
+    );
+}

@@ -61,7 +61,7 @@ pub fn run(args: IndexArgs) -> Result<()> {
 
 /// Every document under `paths`, in a stable order. A file found in a folder
 /// is named by its path inside that folder; a file given by itself, by its name.
-fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
+pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
     let mut documents = Vec::new();
     for path in paths {
         for file in document_files(path)? {

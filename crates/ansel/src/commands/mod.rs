@@ -8,6 +8,7 @@ pub mod eval_trec;
 pub mod index;
 pub mod rank;
 pub mod serve;
+pub mod synth;
 pub mod train;
 
 use ansel_data::{read_path, Format, Question};
