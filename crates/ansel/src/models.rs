@@ -11,7 +11,11 @@ use std::path::Path;
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
 /// Model kinds that load from a directory, by the `kind` of their card.
-const LOADERS: &[(&str, Loader)] = &[];
+const LOADERS: &[(&str, Loader)] = &[
+    ("cosinenet", crate::commands::efficient::load),
+    ("relcnn", crate::commands::efficient::load),
+    ("compare-aggregate", crate::commands::efficient::load),
+];
 
 /// Resolves a model spec. `corpus` supplies term statistics to lexical models.
 pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {

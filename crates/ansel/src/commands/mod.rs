@@ -1,4 +1,6 @@
+pub mod bench;
 pub mod convert;
+pub mod efficient;
 pub mod eval;
 pub mod eval_trec;
 pub mod train;

@@ -1,0 +1,224 @@
+//! The three pair encoders of the thesis and the network that joins one of
+//! them with the embeddings and the scoring head.
+
+use crate::batch::Batch;
+use crate::layers::{masked_max, Conv, Embeddings, ScoreHead};
+use crate::ModelConfig;
+use ansel_torch::tch::{nn, nn::Module, Kind, Tensor};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Architecture {
+    Cosinenet,
+    Relcnn,
+    CompareAggregate,
+}
+
+impl Architecture {
+    pub const NAMES: &'static [&'static str] = &["cosinenet", "relcnn", "compare-aggregate"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Architecture::Cosinenet => "cosinenet",
+            Architecture::Relcnn => "relcnn",
+            Architecture::CompareAggregate => "compare-aggregate",
+        }
+    }
+
+    /// The thesis' sizes: conv hidden 100 for RelCNN (ch. 3.4), gated
+    /// projection and CNN size 150 for Compare-Aggregate (Wang and Jiang).
+    /// Cosinenet uses 100 (ch. 6) rather than 300 (ch. 7) so that it trains in
+    /// seconds on two CPU cores.
+    pub fn default_hidden(self) -> usize {
+        match self {
+            Architecture::Cosinenet | Architecture::Relcnn => 100,
+            Architecture::CompareAggregate => 150,
+        }
+    }
+}
+
+impl std::str::FromStr for Architecture {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| [Self::Cosinenet, Self::Relcnn, Self::CompareAggregate][i])
+            .ok_or_else(|| format!("unknown model {s:?}; known: {}", Self::NAMES.join(", ")))
+    }
+}
+
+/// A CNN encoder (width 5, tanh, max pooling) over word vectors plus
+/// per-pair word features: the words are convolved once per question or
+/// candidate, the features once per pair (see [`Conv`]).
+struct PairCnn {
+    words: Conv,
+    features: Conv,
+}
+
+impl PairCnn {
+    fn new(p: nn::Path, dim: i64, features: i64, hidden: i64) -> PairCnn {
+        let fan_in = dim + features;
+        PairCnn {
+            words: Conv::new(&p / "words", dim, hidden, 5, fan_in, true),
+            features: Conv::new(&p / "features", features, hidden, 5, fan_in, false),
+        }
+    }
+
+    /// `words_pre`: `self.words` already applied (and spread to pairs).
+    fn pool(&self, words_pre: Tensor, features: &Tensor, mask: &Tensor) -> Tensor {
+        masked_max(
+            &(words_pre + self.features.apply(features, mask)).tanh(),
+            mask,
+        )
+    }
+}
+
+/// Cosinenet (thesis 7.2.1): words carry their maximum cosine to the other
+/// text; two CNNs with max pooling; pair vector `[q*c ; q-c]`.
+struct Cosinenet {
+    question: PairCnn,
+    candidate: PairCnn,
+}
+
+/// RelCNN (Severyn and Moschitti; thesis 3.4.1): trainable word-overlap
+/// embeddings beside the word vectors, CNNs of width 5, bilinear similarity
+/// `q M c`, and a hidden layer over `[q ; sim ; c ; overlap]`.
+struct RelCnn {
+    overlap: nn::Embedding,
+    question: PairCnn,
+    candidate: PairCnn,
+    similarity: Tensor,
+    hidden: nn::Linear,
+}
+
+const OVERLAP_DIM: i64 = 5;
+
+/// Compare-Aggregate (Wang and Jiang; thesis 3.4.2): gated projection,
+/// attention of each candidate word over the question, element-wise
+/// comparison, CNNs of widths 1-5 with ReLU and max pooling.
+struct CompareAggregate {
+    gate: nn::Linear,
+    value: nn::Linear,
+    convs: Vec<Conv>,
+}
+
+enum Encoder {
+    Cosinenet(Cosinenet),
+    Relcnn(RelCnn),
+    CompareAggregate(CompareAggregate),
+}
+
+/// Embeddings → pair encoder → scoring head.
+pub struct Network {
+    pub embeddings: Embeddings,
+    encoder: Encoder,
+    head: ScoreHead,
+}
+
+impl Network {
+    pub fn new(root: &nn::Path, config: &ModelConfig) -> Network {
+        let dim = config.embedding_dim as i64;
+        let h = config.hidden as i64;
+        let embeddings =
+            Embeddings::new(root / "embedding", config.vocab_size, config.embedding_dim);
+        let p = root / "encoder";
+        let (encoder, pair_dim) = match config.architecture {
+            Architecture::Cosinenet => (
+                Encoder::Cosinenet(Cosinenet {
+                    question: PairCnn::new(&p / "question", dim, 1, h),
+                    candidate: PairCnn::new(&p / "candidate", dim, 1, h),
+                }),
+                2 * h,
+            ),
+            Architecture::Relcnn => {
+                let join = 2 * h + 2;
+                (
+                    Encoder::Relcnn(RelCnn {
+                        overlap: nn::embedding(&p / "overlap", 2, OVERLAP_DIM, Default::default()),
+                        question: PairCnn::new(&p / "question", dim, OVERLAP_DIM, h),
+                        candidate: PairCnn::new(&p / "candidate", dim, OVERLAP_DIM, h),
+                        similarity: p.var(
+                            "similarity",
+                            &[h, h],
+                            nn::Init::Randn {
+                                mean: 0.0,
+                                stdev: 1.0 / (h as f64),
+                            },
+                        ),
+                        hidden: nn::linear(&p / "hidden", join, join, Default::default()),
+                    }),
+                    join,
+                )
+            }
+            Architecture::CompareAggregate => (
+                Encoder::CompareAggregate(CompareAggregate {
+                    gate: nn::linear(&p / "gate", dim, h, Default::default()),
+                    value: nn::linear(&p / "value", dim, h, Default::default()),
+                    convs: (1..=5)
+                        .map(|w| Conv::new(&p / format!("conv{w}"), h, h, w, h, true))
+                        .collect(),
+                }),
+                5 * h,
+            ),
+        };
+        Network {
+            embeddings,
+            encoder,
+            head: ScoreHead::new(root / "head", pair_dim, config.rnn, config.dropout),
+        }
+    }
+
+    /// `[questions, width]` logits for a batch.
+    pub fn forward(&self, batch: &Batch, train: bool) -> Tensor {
+        let per_pair = |x: &Tensor| x.index_select(0, &batch.pair_question);
+        let question = self.embeddings.lookup(&batch.question_ids);
+        let c = self.embeddings.lookup(&batch.c_ids);
+        let pairs = match &self.encoder {
+            Encoder::Cosinenet(net) => {
+                let (rq, rc) = self.embeddings.relatedness(&per_pair(&question), &c, batch);
+                let q_words = per_pair(&net.question.words.apply(&question, &batch.question_mask));
+                let qv = net.question.pool(q_words, &rq.unsqueeze(-1), &batch.q_mask);
+                let c_words = net.candidate.words.apply(&c, &batch.c_mask);
+                let cv = net
+                    .candidate
+                    .pool(c_words, &rc.unsqueeze(-1), &batch.c_mask);
+                Tensor::cat(&[&qv * &cv, &qv - &cv], 1)
+            }
+            Encoder::Relcnn(net) => {
+                let overlap = |exact: &Tensor| net.overlap.forward(&exact.to_kind(Kind::Int64));
+                let q_words = per_pair(&net.question.words.apply(&question, &batch.question_mask));
+                let qv = net
+                    .question
+                    .pool(q_words, &overlap(&batch.q_exact), &batch.q_mask);
+                let c_words = net.candidate.words.apply(&c, &batch.c_mask);
+                let cv = net
+                    .candidate
+                    .pool(c_words, &overlap(&batch.c_exact), &batch.c_mask);
+                let sim = (qv.matmul(&net.similarity) * &cv).sum_dim_intlist(-1, true, Kind::Float);
+                let join = Tensor::cat(&[qv, sim, cv, batch.features.shallow_clone()], 1);
+                net.hidden.forward(&join).tanh()
+            }
+            Encoder::CompareAggregate(net) => {
+                let project = |x: &Tensor, mask: &Tensor| {
+                    net.gate.forward(x).sigmoid() * net.value.forward(x).tanh() * mask.unsqueeze(-1)
+                };
+                let qp = per_pair(&project(&question, &batch.question_mask));
+                let cp = project(&c, &batch.c_mask);
+                // [pairs, candidate tokens, question tokens], the question's padding masked out.
+                let scores = cp.bmm(&qp.transpose(1, 2)) + (batch.q_mask.unsqueeze(1) - 1.0) * 1e4;
+                let compared = &cp * scores.softmax(-1, Kind::Float).bmm(&qp);
+                let pooled: Vec<Tensor> = net
+                    .convs
+                    .iter()
+                    .map(|conv| {
+                        masked_max(&conv.apply(&compared, &batch.c_mask).relu(), &batch.c_mask)
+                    })
+                    .collect();
+                Tensor::cat(&pooled, 1)
+            }
+        };
+        self.head.forward(&pairs, batch, train)
+    }
+}
