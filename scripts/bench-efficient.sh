@@ -7,6 +7,8 @@
 # Finished runs are kept in target/bench-efficient/ and reused; delete a run's .json to redo it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One intra-op thread: on 2 shared cores libtorch's OpenMP workers spin and run several times slower.
+export OMP_NUM_THREADS=1
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 cargo build --release -q -p ansel
@@ -42,7 +44,7 @@ for config in "${configs[@]}"; do
     run=$runs/$name-s$seed
     [[ -f $run.json ]] && continue
     echo "== $name seed $seed" >&2
-    "$ansel" train --model "$model" --loss "$loss" --rnn "$rnn" --seed "$seed" "${split[@]}" --out "$run" 2> "$run.log"
+    "$ansel" train --model "$model" --loss "$loss" --rnn "$rnn" --seed "$seed" --threads 1 "${split[@]}" --out "$run" 2> "$run.log"
     "$ansel" eval "${test[@]}" --model "$run" --json > "$run.eval"
     python3 - "$run" "$set" "$model" "$loss" "$rnn" "$seed" > "$run.json.tmp" <<'PY'
 import json, sys
@@ -93,4 +95,31 @@ for data_set, title in [("wikiqa", "WikiQA test"), ("trecqa", "TrecQA test-filte
 print("Thesis, WikiQA test (GPU, Numberbatch 300d): Cosinenet 70.95 ± 0.6 MAP; list-wise 71.22 ± 0.2;")
 print("list-wise + RNN 74.78 ± 0.6; list-wise + BiRNN 75.62 ± 0.8 (1.12M parameters, 8.9 s); CA 72.03 ± 1.6.")
 PY
+# The committed models (models/<set>-*): their test rows and scoring throughput.
+: > docs/results/efficient-models.jsonl
+for dir in models/*/; do
+  dir=${dir%/}
+  [[ -f $dir/model.json ]] || continue
+  case $dir in
+    *trecqa*) test=(--data "$data/trecqa/jsonl/test-filtered.jsonl" --clean) ;;
+    *) test=(--data "$data/wikiqa/WikiQA-test.tsv") ;;
+  esac
+  "$ansel" eval "${test[@]}" --model "$dir" --json >> docs/results/efficient-models.jsonl
+  "$ansel" bench --data "$data/wikiqa/WikiQA-test.tsv" --model "$dir" --repeat 5 >> docs/results/efficient-models.jsonl
+done
+python3 - docs/results/efficient-models.jsonl >> docs/results/efficient-rankers.md <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("\n## Committed models\n")
+print("`ansel eval --model models/NAME` reproduces these rows; `ansel bench` measures scoring speed on")
+print("WikiQA test (6,165 pairs, whole data set scored 5 times after a warm-up pass, one intra-op thread,")
+print("`OMP_NUM_THREADS=1`; median of the 5 passes, on the shared 2-core machine).\n")
+print("| model | test set | questions | MAP | MRR | P@1 | pairs/s (median) | pairs/s (best) |")
+print("|---|---|---|---|---|---|---|---|")
+for report, bench in zip(rows[0::2], rows[1::2]):
+    print(f"| `{report['model']}` | {report['data'].split('/')[-1]}{' (clean)' if report['filter'] == 'clean' else ''} | {report['questions']} "
+          f"| {report['MAP']:.4f} | {report['MRR']:.4f} | {report['P@1']:.4f} "
+          f"| {bench['median_pairs_per_second']:,.0f} | {bench['best_pairs_per_second']:,.0f} |")
+PY
+sed -i "s#$data#../shared/data#g" docs/results/efficient-models.jsonl
 cat docs/results/efficient-rankers.md

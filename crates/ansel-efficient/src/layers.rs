@@ -188,6 +188,13 @@ impl ScoreHead {
                 )
             }
         };
+        // With an RNN the scorer also sees the pair vector itself, so the
+        // RNN only has to add what the neighbours say.
+        let out_dim = if forward_rnn.is_some() {
+            out_dim + input
+        } else {
+            out_dim
+        };
         ScoreHead {
             forward_rnn,
             backward_rnn,
@@ -208,7 +215,7 @@ impl ScoreHead {
         let grid = grid.dropout(self.dropout, train);
         let hidden = match (&self.forward_rnn, &self.backward_rnn) {
             (None, _) => grid,
-            (Some(rnn), None) => rnn.forward(&grid, train),
+            (Some(rnn), None) => Tensor::cat(&[rnn.forward(&grid, train), grid], 2),
             (Some(forward), Some(backward)) => {
                 let reverse = reversal_index(&batch.lengths, batch.width);
                 let flip = |x: &Tensor| {
@@ -216,7 +223,7 @@ impl ScoreHead {
                     x.gather(1, &index, false)
                 };
                 let back = flip(&backward.forward(&flip(&grid), train));
-                Tensor::cat(&[forward.forward(&grid, train), back], 2)
+                Tensor::cat(&[forward.forward(&grid, train), back, grid], 2)
             }
         };
         self.out.forward(&hidden).squeeze_dim(-1)

@@ -24,7 +24,7 @@ pub struct EfficientArgs {
     /// Convolution (and projection) size; the architecture's thesis default when absent.
     #[arg(long)]
     pub hidden: Option<usize>,
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.5)]
     pub dropout: f64,
     /// Most frequent words of the vector table bundled beside the training words.
     #[arg(long, default_value_t = 10_000)]
