@@ -230,3 +230,91 @@ impl Network {
         self.head.forward(&pairs, batch, train)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{EncodedQuestion, Limits};
+    use crate::vocab::Vocabulary;
+    use crate::{Loss, RnnKind};
+    use ansel_data::{Candidate, Question};
+    use ansel_torch::tch::{nn::VarStore, Device};
+
+    #[test]
+    fn gradients_reach_every_trainable_weight_and_never_the_vectors() {
+        let words: Vec<String> = ["who", "wrote", "hamlet", "shakespeare", "play"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let values: Vec<f32> = (0..words.len() * 4)
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let vectors = ansel_vectors::WordVectors::new(words, 4, values).unwrap();
+        let question = Question {
+            id: "q".into(),
+            text: "who wrote hamlet".into(),
+            candidates: ["shakespeare wrote hamlet", "a play", "hamlet"]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Candidate {
+                    id: i.to_string(),
+                    text: t.to_string(),
+                    label: Some(i == 0),
+                    context: None,
+                })
+                .collect(),
+        };
+        let vocab = Vocabulary::build(&[std::slice::from_ref(&question)], &vectors, 0);
+        let limits = Limits {
+            question_tokens: 10,
+            candidate_tokens: 10,
+        };
+        let encoded = EncodedQuestion::new(&question, &vocab, limits);
+        for architecture in [
+            Architecture::Cosinenet,
+            Architecture::Relcnn,
+            Architecture::CompareAggregate,
+        ] {
+            for rnn in [RnnKind::Rnn, RnnKind::Birnn] {
+                let config = ModelConfig {
+                    architecture,
+                    loss: Loss::Listwise,
+                    rnn,
+                    vectors: "test".into(),
+                    embedding_dim: 4,
+                    vocab_size: vocab.len(),
+                    hidden: 6,
+                    dropout: 0.0,
+                    limits,
+                };
+                let vs = VarStore::new(Device::Cpu);
+                let mut net = Network::new(&vs.root(), &config);
+                net.embeddings.fill(&vocab.embedding_rows(&vectors));
+                let batch = Batch::new(&[&encoded]);
+                // Point-wise: the list-wise loss ignores a shift of all logits, so the output bias gets none.
+                let loss = ansel_torch::pointwise_bce(
+                    &net.forward(&batch, true)
+                        .reshape([-1])
+                        .index_select(0, &batch.slots),
+                    &batch.labels.reshape([-1]).index_select(0, &batch.slots),
+                );
+                loss.backward();
+                for (name, var) in vs.variables() {
+                    let grad = var.grad();
+                    if name.starts_with("embedding") {
+                        assert!(
+                            !grad.defined(),
+                            "{architecture:?}: static vectors must not train"
+                        );
+                    } else {
+                        let norm = grad.abs().sum(Kind::Float).double_value(&[]);
+                        assert!(
+                            norm > 0.0,
+                            "{architecture:?} {rnn:?}: no gradient reaches {name}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

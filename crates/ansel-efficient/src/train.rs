@@ -47,6 +47,8 @@ pub struct TrainOptions {
     /// Most frequent words of the vector table added to the vocabulary beside the training words.
     pub extra_vocab: usize,
     pub limits: Limits,
+    /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
+    pub keep_checkpoint: bool,
 }
 
 impl TrainOptions {
@@ -76,6 +78,7 @@ impl TrainOptions {
                 question_tokens: 40,
                 candidate_tokens: 60,
             },
+            keep_checkpoint: false,
         }
     }
 }
@@ -271,7 +274,9 @@ pub fn train_with_vectors(
     }
     progress.finish();
     finish(opts, &work, &config, &state, parameters)?;
-    drop(loaded);
+    if !opts.keep_checkpoint {
+        let _ = std::fs::remove_dir_all(&work);
+    }
     Ok(TrainSummary {
         dev_map: state.stopping.best.unwrap_or(0.0),
         best_epoch: state.stopping.best_epoch.unwrap_or(0),
@@ -359,9 +364,7 @@ fn finish(
             write_atomic(&dir.join(to), &bytes)?;
         }
         card.write(dir)
-    })?;
-    let _ = std::fs::remove_dir_all(work);
-    Ok(())
+    })
 }
 
 fn machine() -> String {

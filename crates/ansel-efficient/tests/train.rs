@@ -194,3 +194,39 @@ fn resuming_without_a_run_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_resumed_run_continues_from_its_last_epoch() {
+    let data = toy();
+    let vectors = vectors(&data);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(Architecture::Relcnn, Loss::Listwise, RnnKind::None, &out);
+    opts.epochs = 2;
+    opts.keep_checkpoint = true;
+    train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+    assert!(dir.path().join("model.training/state.json").is_file());
+    opts.epochs = 4;
+    opts.resume = true;
+    opts.keep_checkpoint = false;
+    // No vectors: a resumed run takes its embeddings from the checkpoint.
+    let summary = train_with_vectors(&opts, None, &data, &data).unwrap();
+    assert_eq!(summary.epochs, 4);
+    let card = ModelCard::read(&out).unwrap();
+    assert_eq!(card.training.unwrap().epochs_completed, 4);
+    let log = std::fs::read_to_string(out.join("train-log.jsonl")).unwrap();
+    let epochs: Vec<u64> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["epoch"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        epochs,
+        vec![1, 2, 3, 4],
+        "one log line per epoch, across the resumption"
+    );
+    assert!(!dir.path().join("model.training").exists());
+}

@@ -29,6 +29,9 @@ pub struct EfficientArgs {
     /// Most frequent words of the vector table bundled beside the training words.
     #[arg(long, default_value_t = 10_000)]
     pub extra_vocab: usize,
+    /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
+    #[arg(long)]
+    pub keep_checkpoint: bool,
 }
 
 fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
@@ -45,6 +48,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.hidden = e.hidden;
     opts.dropout = e.dropout;
     opts.extra_vocab = e.extra_vocab;
+    opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
     opts.patience = args.patience;
     opts.resume = args.resume;
