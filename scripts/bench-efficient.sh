@@ -18,17 +18,16 @@ seeds=${SEEDS:-1 2 3}
 configs=(
   "wikiqa cosinenet pointwise none"
   "wikiqa cosinenet listwise none"
-  "wikiqa cosinenet listwise rnn"
   "wikiqa cosinenet listwise birnn"
-  "wikiqa relcnn pointwise none"
   "wikiqa relcnn listwise birnn"
-  "wikiqa compare-aggregate pointwise none"
   "wikiqa compare-aggregate listwise birnn"
-  "trecqa cosinenet pointwise none"
   "trecqa cosinenet listwise none"
   "trecqa cosinenet listwise birnn"
-  "trecqa relcnn pointwise none"
-  "trecqa compare-aggregate pointwise none"
+  "wikiqa cosinenet listwise rnn"
+  "wikiqa relcnn pointwise none"
+  "wikiqa compare-aggregate pointwise none"
+  "trecqa relcnn listwise none"
+  "trecqa compare-aggregate listwise none"
 )
 for config in "${configs[@]}"; do
   read -r set model loss rnn <<<"$config"

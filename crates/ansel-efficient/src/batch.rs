@@ -85,6 +85,11 @@ impl EncodedQuestion {
         self.pairs.is_empty()
     }
 
+    /// Tokens of the longest candidate.
+    pub fn longest_candidate(&self) -> usize {
+        self.pairs.iter().map(|p| p.c_ids.len()).max().unwrap_or(0)
+    }
+
     pub fn has_positive(&self) -> bool {
         self.labels.iter().any(|&l| l)
     }

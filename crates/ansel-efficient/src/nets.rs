@@ -68,11 +68,10 @@ impl PairCnn {
     }
 
     /// `words_pre`: `self.words` already applied (and spread to pairs).
+    /// tanh is increasing, so it is applied after the max pooling: the same
+    /// result (and gradient) on `[rows, hidden]` instead of every token.
     fn pool(&self, words_pre: Tensor, features: &Tensor, mask: &Tensor) -> Tensor {
-        masked_max(
-            &(words_pre + self.features.apply(features, mask)).tanh(),
-            mask,
-        )
+        masked_max(&(words_pre + self.features.apply(features, mask)), mask).tanh()
     }
 }
 
@@ -221,7 +220,8 @@ impl Network {
                     .convs
                     .iter()
                     .map(|conv| {
-                        masked_max(&conv.apply(&compared, &batch.c_mask).relu(), &batch.c_mask)
+                        // ReLU after pooling: the same, as ReLU does not decrease.
+                        masked_max(&conv.apply(&compared, &batch.c_mask), &batch.c_mask).relu()
                     })
                     .collect();
                 Tensor::cat(&pooled, 1)

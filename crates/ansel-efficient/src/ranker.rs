@@ -42,10 +42,12 @@ impl Loaded {
     /// Scores encoded questions in batches, without gradients.
     pub fn score(&self, questions: &[EncodedQuestion]) -> Vec<Vec<f32>> {
         let mut scores = vec![Vec::new(); questions.len()];
-        // Questions without candidates keep their empty score list.
-        let scored: Vec<usize> = (0..questions.len())
+        // Questions without candidates keep their empty score list. Batching
+        // questions of similar candidate length together cuts the padding.
+        let mut scored: Vec<usize> = (0..questions.len())
             .filter(|&i| !questions[i].is_empty())
             .collect();
+        scored.sort_by_key(|&i| questions[i].longest_candidate());
         ansel_torch::tch::no_grad(|| {
             for chunk in chunks_of_pairs(&scored, |i| questions[i].len(), PAIRS_PER_BATCH) {
                 let batch = Batch::new(&chunk.iter().map(|&i| &questions[i]).collect::<Vec<_>>());
