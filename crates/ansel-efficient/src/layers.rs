@@ -28,6 +28,11 @@ impl Embeddings {
         self.table.size()[1]
     }
 
+    /// The `[vocab, dim]` table.
+    pub fn table(&self) -> &Tensor {
+        &self.table
+    }
+
     /// `[rows, tokens]` ids → `[rows, tokens, dim]` vectors.
     pub fn lookup(&self, ids: &Tensor) -> Tensor {
         self.table.index_select(0, &ids.reshape([-1])).view([
@@ -94,6 +99,54 @@ impl Conv {
             None => y,
         };
         y.view([rows, tokens, -1])
+    }
+}
+
+/// A convolution over frozen word vectors, tabled for scoring: what each
+/// word adds at each window offset, `e_w · W_k`, is computed once per
+/// vocabulary word, so a token costs `width` row look-ups and additions
+/// instead of `dim × width × output` multiplications.
+pub struct WordConvTable {
+    /// `[vocab × width, output]`: row `w × width + k` is word `w` at offset `k`.
+    rows: Tensor,
+    bias: Option<Tensor>,
+    width: i64,
+}
+
+impl WordConvTable {
+    pub fn new(conv: &Conv, vectors: &Tensor) -> WordConvTable {
+        let (vocab, dim) = vectors.size2().expect("[vocab, dim]");
+        let rows = ansel_torch::tch::no_grad(|| {
+            vectors
+                .matmul(&conv.weight.view([dim, conv.width * conv.weight.size()[1]]))
+                .view([vocab * conv.width, -1])
+        });
+        WordConvTable {
+            rows,
+            bias: conv.bias.as_ref().map(|b| b.detach()),
+            width: conv.width,
+        }
+    }
+
+    /// `[rows, tokens]` word ids → the same as [`Conv::apply`] on their vectors.
+    pub fn apply(&self, ids: &Tensor) -> Tensor {
+        let (rows, tokens) = ids.size2().expect("[rows, tokens]");
+        let left = (self.width - 1) / 2;
+        // Padding with the padding word, whose vector (and so whose rows) are zero.
+        let windows = ids
+            .constant_pad_nd([left, self.width - 1 - left])
+            .unfold(1, self.width, 1);
+        let offsets = Tensor::arange(self.width, (Kind::Int64, ids.device()));
+        let index = (windows * self.width + offsets).reshape([-1]);
+        let bags = Tensor::arange(rows * tokens, (Kind::Int64, ids.device())) * self.width;
+        let (sums, _, _, _) = Tensor::embedding_bag::<Tensor>(
+            &self.rows, &index, &bags, false, 0, false, None, false,
+        );
+        let sums = match &self.bias {
+            Some(bias) => sums + bias,
+            None => sums,
+        };
+        sums.view([rows, tokens, -1])
     }
 }
 

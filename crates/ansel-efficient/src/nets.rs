@@ -2,7 +2,7 @@
 //! them with the embeddings and the scoring head.
 
 use crate::batch::Batch;
-use crate::layers::{masked_max, Conv, Embeddings, ScoreHead};
+use crate::layers::{masked_max, Conv, Embeddings, ScoreHead, WordConvTable};
 use crate::ModelConfig;
 use ansel_torch::tch::{nn, nn::Module, Kind, Tensor};
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,8 @@ impl Architecture {
 
     /// Conv hidden size: 100 for RelCNN (thesis 3.4.1), 150 for
     /// Compare-Aggregate (Wang and Jiang). Cosinenet: 200, between the
-    /// thesis' 100 (ch. 6) and 300 (ch. 7), chosen on WikiQA dev MAP (seeds
-    /// 1, 2: 0.759 and 0.766 against 0.744 and 0.743 with 100, 0.746 with 300, seed 1).
+    /// thesis' 100 (ch. 6) and 300 (ch. 7): the best WikiQA dev MAP of the
+    /// three in a few trial runs.
     pub fn default_hidden(self) -> usize {
         match self {
             Architecture::Cosinenet => 200,
@@ -56,6 +56,8 @@ impl std::str::FromStr for Architecture {
 struct PairCnn {
     words: Conv,
     features: Conv,
+    /// `words` tabled per vocabulary word, for scoring (see [`Network::prepare_scoring`]).
+    table: Option<WordConvTable>,
 }
 
 impl PairCnn {
@@ -64,6 +66,15 @@ impl PairCnn {
         PairCnn {
             words: Conv::new(&p / "words", dim, hidden, 5, fan_in, true),
             features: Conv::new(&p / "features", features, hidden, 5, fan_in, false),
+            table: None,
+        }
+    }
+
+    /// The word part of the convolution, from the table when there is one (and not training).
+    fn words(&self, vectors: &Tensor, ids: &Tensor, mask: &Tensor, train: bool) -> Tensor {
+        match &self.table {
+            Some(table) if !train => table.apply(ids),
+            _ => self.words.apply(vectors, mask),
         }
     }
 
@@ -172,6 +183,20 @@ impl Network {
         }
     }
 
+    /// Tables the word convolutions of Cosinenet and RelCNN for fast scoring
+    /// (the weights must not change afterwards). Costs `2 × vocab × 5 × hidden` floats.
+    pub fn prepare_scoring(&mut self) {
+        let vectors = self.embeddings.table();
+        let cnns = match &mut self.encoder {
+            Encoder::Cosinenet(net) => [&mut net.question, &mut net.candidate],
+            Encoder::Relcnn(net) => [&mut net.question, &mut net.candidate],
+            Encoder::CompareAggregate(_) => return,
+        };
+        for cnn in cnns {
+            cnn.table = Some(WordConvTable::new(&cnn.words, vectors));
+        }
+    }
+
     /// `[questions, width]` logits for a batch.
     pub fn forward(&self, batch: &Batch, train: bool) -> Tensor {
         let per_pair = |x: &Tensor| x.index_select(0, &batch.pair_question);
@@ -180,14 +205,19 @@ impl Network {
         let pairs = match &self.encoder {
             Encoder::Cosinenet(net) => {
                 let (rq, rc) = self.embeddings.relatedness(&per_pair(&question), &c, batch);
-                let q_words = per_pair(&net.question.words.apply(&question, &batch.question_mask));
+                let q_words = per_pair(&net.question.words(
+                    &question,
+                    &batch.question_ids,
+                    &batch.question_mask,
+                    train,
+                ));
                 // Each word's relatedness beside its exact match (content words only).
                 let features =
                     |r: Tensor, exact: &Tensor| Tensor::stack(&[r, exact.shallow_clone()], 2);
                 let qv = net
                     .question
                     .pool(q_words, &features(rq, &batch.q_exact), &batch.q_mask);
-                let c_words = net.candidate.words.apply(&c, &batch.c_mask);
+                let c_words = net.candidate.words(&c, &batch.c_ids, &batch.c_mask, train);
                 let cv = net
                     .candidate
                     .pool(c_words, &features(rc, &batch.c_exact), &batch.c_mask);
@@ -195,11 +225,16 @@ impl Network {
             }
             Encoder::Relcnn(net) => {
                 let overlap = |exact: &Tensor| net.overlap.forward(&exact.to_kind(Kind::Int64));
-                let q_words = per_pair(&net.question.words.apply(&question, &batch.question_mask));
+                let q_words = per_pair(&net.question.words(
+                    &question,
+                    &batch.question_ids,
+                    &batch.question_mask,
+                    train,
+                ));
                 let qv = net
                     .question
                     .pool(q_words, &overlap(&batch.q_exact), &batch.q_mask);
-                let c_words = net.candidate.words.apply(&c, &batch.c_mask);
+                let c_words = net.candidate.words(&c, &batch.c_ids, &batch.c_mask, train);
                 let cv = net
                     .candidate
                     .pool(c_words, &overlap(&batch.c_exact), &batch.c_mask);
@@ -240,8 +275,12 @@ mod tests {
     use ansel_data::{Candidate, Question};
     use ansel_torch::tch::{nn::VarStore, Device};
 
-    #[test]
-    fn gradients_reach_every_trainable_weight_and_never_the_vectors() {
+    fn toy() -> (
+        ansel_vectors::WordVectors,
+        Vocabulary,
+        EncodedQuestion,
+        Limits,
+    ) {
         let words: Vec<String> = ["who", "wrote", "hamlet", "shakespeare", "play"]
             .iter()
             .map(|w| w.to_string())
@@ -270,25 +309,58 @@ mod tests {
             candidate_tokens: 10,
         };
         let encoded = EncodedQuestion::new(&question, &vocab, limits);
+        (vectors, vocab, encoded, limits)
+    }
+
+    fn network(
+        architecture: Architecture,
+        rnn: RnnKind,
+        vocab: &Vocabulary,
+        limits: Limits,
+    ) -> (VarStore, Network) {
+        let config = ModelConfig {
+            architecture,
+            loss: Loss::Listwise,
+            rnn,
+            vectors: "test".into(),
+            embedding_dim: 4,
+            vocab_size: vocab.len(),
+            hidden: 6,
+            dropout: 0.0,
+            limits,
+        };
+        let vs = VarStore::new(Device::Cpu);
+        let net = Network::new(&vs.root(), &config);
+        (vs, net)
+    }
+
+    #[test]
+    fn tabled_word_convolutions_score_like_the_plain_ones() {
+        let (vectors, vocab, encoded, limits) = toy();
+        for architecture in [Architecture::Cosinenet, Architecture::Relcnn] {
+            let (_vs, mut net) = network(architecture, RnnKind::Birnn, &vocab, limits);
+            net.embeddings.fill(&vocab.embedding_rows(&vectors));
+            let batch = Batch::new(&[&encoded]);
+            let plain = net.forward(&batch, false);
+            net.prepare_scoring();
+            let tabled = net.forward(&batch, false);
+            assert!(
+                plain.allclose(&tabled, 1e-5, 1e-5, false),
+                "{architecture:?}: {plain} vs {tabled}"
+            );
+        }
+    }
+
+    #[test]
+    fn gradients_reach_every_trainable_weight_and_never_the_vectors() {
+        let (vectors, vocab, encoded, limits) = toy();
         for architecture in [
             Architecture::Cosinenet,
             Architecture::Relcnn,
             Architecture::CompareAggregate,
         ] {
             for rnn in [RnnKind::Rnn, RnnKind::Birnn] {
-                let config = ModelConfig {
-                    architecture,
-                    loss: Loss::Listwise,
-                    rnn,
-                    vectors: "test".into(),
-                    embedding_dim: 4,
-                    vocab_size: vocab.len(),
-                    hidden: 6,
-                    dropout: 0.0,
-                    limits,
-                };
-                let vs = VarStore::new(Device::Cpu);
-                let mut net = Network::new(&vs.root(), &config);
+                let (vs, mut net) = network(architecture, rnn, &vocab, limits);
                 net.embeddings.fill(&vocab.embedding_rows(&vectors));
                 let batch = Batch::new(&[&encoded]);
                 // Point-wise: the list-wise loss ignores a shift of all logits, so the output bias gets none.

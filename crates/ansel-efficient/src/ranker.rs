@@ -127,6 +127,7 @@ impl EfficientRanker {
         }
         let mut loaded = Loaded::new(&config);
         ansel_torch::load_vars(&mut loaded.vs, &dir.join(WEIGHTS))?;
+        loaded.net.prepare_scoring();
         Ok(Self::from_parts(card.name.clone(), config, vocab, loaded))
     }
 
