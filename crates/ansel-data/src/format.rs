@@ -50,7 +50,10 @@ impl Format {
             return Some(Format::SelQa);
         }
         if head.starts_with('{') {
-            let first_line = head.lines().next().unwrap_or("");
+            // The whole first line: a JSON-lines record can be longer than `head`.
+            let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+            let first_line = String::from_utf8_lossy(first_line);
+            let first_line = first_line.trim_start_matches('\u{feff}').trim();
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(first_line) {
                 if value.get("data").is_some() {
                     return Some(Format::Squad);
@@ -157,6 +160,13 @@ mod tests {
             Format::guess(p, b"{\"question\": \"q\", \"candidates\": [\"s\"]}\n"),
             Some(Format::Jsonl)
         );
+        // A TrecQA record longer than the 4 KiB looked at for the other formats (TRAIN-ALL's first line).
+        let long = format!(
+            "{{\"question\": \"q\", \"candidates\": [{}]}}\n",
+            vec!["{\"sentence\": \"s\", \"label\": 0}"; 200].join(", ")
+        );
+        assert!(long.len() > 4096);
+        assert_eq!(Format::guess(p, long.as_bytes()), Some(Format::TrecQa));
         assert_eq!(Format::guess(p, b"hello"), None);
         assert_eq!(
             Format::guess(Path::new("x.jsonl.gz"), b""),

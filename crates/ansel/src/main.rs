@@ -25,6 +25,8 @@ enum Command {
     EvalTrec(commands::eval_trec::EvalTrecArgs),
     /// Train a model and save it as a model directory usable by every command.
     Train(commands::train::TrainArgs),
+    /// Measure a model's scoring throughput in (question, candidate) pairs per second.
+    Bench(commands::bench::BenchArgs),
     /// Convert a data set in any supported format to ansel JSON lines.
     Convert(commands::convert::ConvertArgs),
     /// Add documents (.txt, .md, .jsonl) to a sentence index.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(args),
         Command::Synth(args) => commands::synth::run(args),
+        Command::Bench(args) => commands::bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,7 +11,11 @@ use std::path::Path;
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
 /// Model kinds that load from a directory, by the `kind` of their card.
-const LOADERS: &[(&str, Loader)] = &[];
+const LOADERS: &[(&str, Loader)] = &[
+    ("cosinenet", crate::commands::efficient::load),
+    ("relcnn", crate::commands::efficient::load),
+    ("compare-aggregate", crate::commands::efficient::load),
+];
 
 /// The model that ranks the candidates of one document (`rank`): the best-ranking
 /// model available that answers a 30-candidate question in under 200 ms

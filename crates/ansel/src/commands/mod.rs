@@ -1,7 +1,9 @@
 pub mod ask;
+pub mod bench;
 pub mod bench_server;
 mod cascade;
 pub mod convert;
+pub mod efficient;
 pub mod eval;
 pub mod eval_ask;
 pub mod eval_trec;

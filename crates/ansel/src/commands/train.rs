@@ -34,12 +34,21 @@ pub struct TrainArgs {
     /// Intra-op threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    #[command(flatten)]
+    pub efficient: super::efficient::EfficientArgs,
 }
 
 type Trainer = fn(&TrainArgs) -> Result<()>;
 
 /// Trainable model families, by the name `--model` takes. A new family registers one line here.
-const TRAINERS: &[(&str, Trainer)] = &[];
+const TRAINERS: &[(&str, Trainer)] = &[
+    ("cosinenet", super::efficient::train_cosinenet),
+    ("relcnn", super::efficient::train_relcnn),
+    (
+        "compare-aggregate",
+        super::efficient::train_compare_aggregate,
+    ),
+];
 
 pub fn run(args: TrainArgs) -> Result<()> {
     let Some((_, train)) = TRAINERS.iter().find(|(kind, _)| *kind == args.model) else {

@@ -1,0 +1,373 @@
+//! Training with early stopping on dev MAP, a checkpoint per epoch and resumption.
+//!
+//! While training, `<out>.training/` holds the log, the last and the best
+//! weights and `state.json`; `--resume` continues from there. At the end the
+//! model directory `<out>` is replaced as a whole (model.json, best weights,
+//! vocabulary, training log) and the work directory is removed, so `<out>` is
+//! always a complete model, old or new.
+
+use crate::batch::{Batch, EncodedQuestion, Limits};
+use crate::ranker::{chunks_of_pairs, Loaded, WEIGHTS};
+use crate::vocab::Vocabulary;
+use crate::{Architecture, Loss, ModelConfig, RnnKind};
+use ansel_data::{shuffle_seeded, Question};
+use ansel_eval::{evaluate, Filter};
+use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
+use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Result, TrainingRecord};
+use ansel_torch::tch::{nn, nn::OptimizerConfig};
+use ansel_torch::{listwise_kl, pointwise_bce, WarmupLinear};
+use ansel_vectors::{VectorSource, WordVectors};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What to train and how.
+#[derive(Debug, Clone)]
+pub struct TrainOptions {
+    pub architecture: Architecture,
+    pub loss: Loss,
+    pub rnn: RnnKind,
+    pub vectors: VectorSource,
+    /// Where `scripts/fetch-models.sh` put the vector packages.
+    pub models_dir: PathBuf,
+    pub train_path: String,
+    pub dev_path: String,
+    pub out: PathBuf,
+    pub seed: u64,
+    pub patience: usize,
+    pub resume: bool,
+    pub epochs: usize,
+    /// Peak learning rate; the loss' default when absent.
+    pub lr: Option<f64>,
+    /// Pairs per optimisation step (whole questions, so about this many).
+    pub batch_pairs: usize,
+    pub threads: usize,
+    pub hidden: Option<usize>,
+    pub dropout: f64,
+    /// Most frequent words of the vector table added to the vocabulary beside the training words.
+    pub extra_vocab: usize,
+    pub limits: Limits,
+    /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
+    pub keep_checkpoint: bool,
+}
+
+impl TrainOptions {
+    /// Defaults close to the thesis (ch. 6.4.2, 7.3.2): batches of about 50 pairs, dropout 0.5;
+    /// five epochs with early stopping instead of three without.
+    pub fn new(architecture: Architecture, train_path: &str, dev_path: &str, out: &Path) -> Self {
+        TrainOptions {
+            architecture,
+            loss: Loss::Listwise,
+            rnn: RnnKind::None,
+            vectors: VectorSource::Glove,
+            models_dir: ansel_vectors::models_dir(),
+            train_path: train_path.to_string(),
+            dev_path: dev_path.to_string(),
+            out: out.to_path_buf(),
+            seed: 42,
+            patience: 3,
+            resume: false,
+            epochs: 5,
+            lr: None,
+            batch_pairs: 50,
+            threads: 0,
+            hidden: None,
+            dropout: 0.5,
+            extra_vocab: 10_000,
+            limits: Limits {
+                question_tokens: 40,
+                candidate_tokens: 60,
+            },
+            keep_checkpoint: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainSummary {
+    pub dev_map: f64,
+    pub best_epoch: usize,
+    pub epochs: usize,
+    pub seconds: f64,
+    pub parameters: usize,
+}
+
+/// What a resumed run needs besides the weights.
+#[derive(Serialize, Deserialize)]
+struct State {
+    config: ModelConfig,
+    hyperparameters: serde_json::Value,
+    epochs_done: usize,
+    step: usize,
+    stopping: EarlyStopping,
+    seconds: f64,
+    dev_metrics: std::collections::BTreeMap<String, f64>,
+}
+
+const STATE: &str = "state.json";
+const LAST: &str = "last.safetensors";
+const BEST: &str = "best.safetensors";
+
+fn work_dir(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".training");
+    out.with_file_name(name)
+}
+
+/// Trains with the vectors named in `opts` (loaded from `opts.models_dir`;
+/// not needed to resume) and replaces `opts.out` with the best model on dev.
+pub fn train(
+    opts: &TrainOptions,
+    train_data: &[Question],
+    dev_data: &[Question],
+) -> Result<TrainSummary> {
+    let vectors = if opts.resume {
+        None
+    } else {
+        let loaded = opts.vectors.load(&opts.models_dir);
+        Some(loaded.map_err(|e| ModelError::Backend(e.to_string()))?)
+    };
+    train_with_vectors(opts, vectors.as_ref(), train_data, dev_data)
+}
+
+/// [`train`] with vectors given by the caller (`None` only to resume).
+pub fn train_with_vectors(
+    opts: &TrainOptions,
+    vectors: Option<&WordVectors>,
+    train_data: &[Question],
+    dev_data: &[Question],
+) -> Result<TrainSummary> {
+    ansel_torch::init(opts.threads, opts.seed);
+    let work = work_dir(&opts.out);
+    let lr = opts.lr.unwrap_or(opts.loss.default_lr());
+    let hyperparameters = serde_json::json!({
+        "epochs": opts.epochs, "lr": lr, "batch_pairs": opts.batch_pairs, "optimizer": "adam",
+        "schedule": "linear warm-up (10%) then linear decay", "patience": opts.patience,
+        "extra_vocab": opts.extra_vocab, "threads": opts.threads,
+    });
+    let (config, vocab, loaded, mut state) = if opts.resume {
+        resume(&work, opts)?
+    } else {
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).map_err(|e| ModelError::io(&work, e))?;
+        let vectors =
+            vectors.ok_or_else(|| ModelError::Backend("no word vectors to train with".into()))?;
+        let vocab = Vocabulary::build(&[train_data, dev_data], vectors, opts.extra_vocab);
+        let config = ModelConfig {
+            architecture: opts.architecture,
+            loss: opts.loss,
+            rnn: opts.rnn,
+            vectors: opts.vectors.name().to_string(),
+            embedding_dim: vectors.dim(),
+            vocab_size: vocab.len(),
+            hidden: opts.hidden.unwrap_or(opts.architecture.default_hidden()),
+            dropout: opts.dropout,
+            limits: opts.limits,
+        };
+        let mut loaded = Loaded::new(&config);
+        loaded.net.embeddings.fill(&vocab.embedding_rows(vectors));
+        vocab.write(&work)?;
+        let state = State {
+            config: config.clone(),
+            hyperparameters: hyperparameters.clone(),
+            epochs_done: 0,
+            step: 0,
+            stopping: EarlyStopping::new(opts.patience),
+            seconds: 0.0,
+            dev_metrics: Default::default(),
+        };
+        (config, vocab, loaded, state)
+    };
+    let encode = |qs: &[Question]| -> Vec<EncodedQuestion> {
+        qs.iter()
+            .map(|q| EncodedQuestion::new(q, &vocab, config.limits))
+            .filter(|q| !q.is_empty())
+            .collect()
+    };
+    let mut train_set = encode(train_data);
+    if config.loss == Loss::Listwise {
+        // A question without a positive has no target distribution: it adds nothing.
+        train_set.retain(EncodedQuestion::has_positive);
+    }
+    if train_set.is_empty() {
+        return Err(ModelError::Backend(format!(
+            "{}: no trainable question",
+            opts.train_path
+        )));
+    }
+    let dev_encoded: Vec<EncodedQuestion> = dev_data
+        .iter()
+        .map(|q| EncodedQuestion::new(q, &vocab, config.limits))
+        .collect();
+    let parameters = loaded.parameters();
+
+    let mut order: Vec<usize> = (0..train_set.len()).collect();
+    let steps_per_epoch = chunks_of_pairs(&order, |i| train_set[i].len(), opts.batch_pairs).count();
+    let total = steps_per_epoch * opts.epochs;
+    let schedule = WarmupLinear {
+        peak: lr,
+        warmup: (total / 10).max(1),
+        total,
+    };
+    let mut optimizer = nn::Adam::default()
+        .build(&loaded.vs, lr)
+        .map_err(ansel_torch::backend)?;
+    let mut log = TrainingLog::open(&work)?;
+    let mut progress = Progress::new(
+        total.saturating_sub(state.step) as u64,
+        config.architecture.name(),
+    );
+    for epoch in state.epochs_done + 1..=opts.epochs {
+        if state.stopping.should_stop() {
+            break;
+        }
+        let started = Instant::now();
+        order.sort_unstable();
+        shuffle_seeded(
+            &mut order,
+            opts.seed ^ (epoch as u64).wrapping_mul(0x9E37_79B9),
+        );
+        let (mut loss_sum, mut batches) = (0.0, 0);
+        for chunk in chunks_of_pairs(&order, |i| train_set[i].len(), opts.batch_pairs) {
+            let batch = Batch::new(&chunk.iter().map(|&i| &train_set[i]).collect::<Vec<_>>());
+            let logits = loaded.net.forward(&batch, true);
+            let loss = match config.loss {
+                Loss::Pointwise => pointwise_bce(
+                    &logits.reshape([-1]).index_select(0, &batch.slots),
+                    &batch.labels.reshape([-1]).index_select(0, &batch.slots),
+                ),
+                Loss::Listwise => listwise_kl(&logits, &batch.labels, &batch.list_mask),
+            };
+            optimizer.set_lr(schedule.at(state.step));
+            optimizer.backward_step(&loss);
+            let loss = loss.double_value(&[]);
+            if !loss.is_finite() {
+                return Err(ModelError::Backend(format!(
+                    "epoch {epoch}: the loss became {loss}; try a lower --lr"
+                )));
+            }
+            loss_sum += loss;
+            batches += 1;
+            state.step += 1;
+            progress.step(batch.pairs() as u64, loss);
+        }
+        let dev_scores = loaded.score(&dev_encoded);
+        let report = evaluate(dev_data, &dev_scores, Filter::Answered);
+        let dev_map = report.metric("MAP").unwrap_or(0.0);
+        state.seconds += started.elapsed().as_secs_f64();
+        state.epochs_done = epoch;
+        if state.stopping.observe(epoch, dev_map) {
+            ansel_torch::save_vars(&loaded.vs, &work.join(BEST))?;
+            state.dev_metrics = report
+                .named_metrics()
+                .into_iter()
+                .map(|(name, value)| (format!("dev {name}"), value))
+                .collect();
+        }
+        ansel_torch::save_vars(&loaded.vs, &work.join(LAST))?;
+        log.append(&serde_json::json!({
+            "epoch": epoch, "step": state.step, "train_loss": loss_sum / batches.max(1) as f64,
+            "dev_map": dev_map, "dev_mrr": report.metric("MRR"), "seconds": state.seconds,
+        }))?;
+        let json = serde_json::to_vec_pretty(&state).expect("state serializes");
+        write_atomic(&work.join(STATE), &json)?;
+    }
+    progress.finish();
+    finish(opts, &work, &config, &state, parameters)?;
+    if !opts.keep_checkpoint {
+        let _ = std::fs::remove_dir_all(&work);
+    }
+    Ok(TrainSummary {
+        dev_map: state.stopping.best.unwrap_or(0.0),
+        best_epoch: state.stopping.best_epoch.unwrap_or(0),
+        epochs: state.epochs_done,
+        seconds: state.seconds,
+        parameters,
+    })
+}
+
+fn resume(work: &Path, opts: &TrainOptions) -> Result<(ModelConfig, Vocabulary, Loaded, State)> {
+    let path = work.join(STATE);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        ModelError::io(
+            &path,
+            std::io::Error::new(e.kind(), format!("nothing to resume: {e}")),
+        )
+    })?;
+    let state: State = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
+        path: path.clone(),
+        message: format!("line {}: {e}", e.line()),
+    })?;
+    if state.config.architecture != opts.architecture {
+        return Err(ModelError::Format {
+            path,
+            message: format!(
+                "the run being resumed trains {}, not {}",
+                state.config.architecture.name(),
+                opts.architecture.name()
+            ),
+        });
+    }
+    let vocab = Vocabulary::read(work)?;
+    let mut loaded = Loaded::new(&state.config);
+    ansel_torch::load_vars(&mut loaded.vs, &work.join(LAST))?;
+    Ok((state.config.clone(), vocab, loaded, state))
+}
+
+/// Replaces `<out>` with the best weights, the vocabulary, the card and the log.
+fn finish(
+    opts: &TrainOptions,
+    work: &Path,
+    config: &ModelConfig,
+    state: &State,
+    parameters: usize,
+) -> Result<()> {
+    let name = format!(
+        "{}-{}-{}",
+        config.architecture.name(),
+        serde_json::to_value(config.loss)
+            .expect("serializes")
+            .as_str()
+            .unwrap_or(""),
+        serde_json::to_value(config.rnn)
+            .expect("serializes")
+            .as_str()
+            .unwrap_or("")
+    );
+    let mut card = ModelCard::new(
+        config.architecture.name(),
+        &name,
+        serde_json::to_value(config).expect("config serializes"),
+    );
+    let mut metrics = state.dev_metrics.clone();
+    metrics.insert("trainable parameters".into(), parameters as f64);
+    card.training = Some(TrainingRecord {
+        train_data: vec![opts.train_path.clone()],
+        dev_data: Some(opts.dev_path.clone()),
+        hyperparameters: state.hyperparameters.clone(),
+        seed: opts.seed,
+        epochs_completed: state.epochs_done,
+        best_epoch: state.stopping.best_epoch,
+        metrics,
+        train_seconds: state.seconds,
+        machine: machine(),
+        base: vec![format!("{} word vectors", config.vectors)],
+    });
+    replace_dir(&opts.out, |dir| {
+        for (from, to) in [
+            (BEST, WEIGHTS),
+            (crate::vocab::FILE, crate::vocab::FILE),
+            (TrainingLog::FILE, TrainingLog::FILE),
+        ] {
+            let bytes =
+                std::fs::read(work.join(from)).map_err(|e| ModelError::io(work.join(from), e))?;
+            write_atomic(&dir.join(to), &bytes)?;
+        }
+        card.write(dir)
+    })
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{cores}-core {} CPU", std::env::consts::ARCH)
+}

