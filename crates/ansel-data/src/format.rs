@@ -64,6 +64,14 @@ impl Format {
                     _ => Format::Jsonl,
                 });
             }
+            // A first line longer than the sniffed head: a JSON-lines record, told apart by keys.
+            if !head.contains('\n') && head.contains("\"candidates\"") {
+                return Some(if head.contains("\"sentence\"") {
+                    Format::TrecQa
+                } else {
+                    Format::Jsonl
+                });
+            }
             // A multi-line JSON object: SQuAD is the only such format.
             return Some(Format::Squad);
         }
@@ -156,17 +164,21 @@ mod tests {
             ),
             Some(Format::TrecQa)
         );
+        // A first line longer than the 4 KiB sniffed (TrecQA TRAIN-ALL) is still a record.
+        let long = format!(
+            "{{\"question\": \"q\", \"candidates\": [{}]}}\n",
+            vec!["{\"sentence\": \"a long sentence\", \"label\": 0}"; 200].join(", ")
+        );
+        assert!(long.len() > 4096);
+        assert_eq!(Format::guess(p, long.as_bytes()), Some(Format::TrecQa));
+        assert_eq!(
+            Format::guess(p, long.replace("sentence", "text").as_bytes()),
+            Some(Format::Jsonl)
+        );
         assert_eq!(
             Format::guess(p, b"{\"question\": \"q\", \"candidates\": [\"s\"]}\n"),
             Some(Format::Jsonl)
         );
-        // A TrecQA record longer than the 4 KiB looked at for the other formats (TRAIN-ALL's first line).
-        let long = format!(
-            "{{\"question\": \"q\", \"candidates\": [{}]}}\n",
-            vec!["{\"sentence\": \"s\", \"label\": 0}"; 200].join(", ")
-        );
-        assert!(long.len() > 4096);
-        assert_eq!(Format::guess(p, long.as_bytes()), Some(Format::TrecQa));
         assert_eq!(Format::guess(p, b"hello"), None);
         assert_eq!(
             Format::guess(Path::new("x.jsonl.gz"), b""),

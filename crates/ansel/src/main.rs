@@ -24,7 +24,7 @@ enum Command {
     /// Evaluate a trec_eval run file against a qrels file.
     EvalTrec(commands::eval_trec::EvalTrecArgs),
     /// Train a model and save it as a model directory usable by every command.
-    Train(commands::train::TrainArgs),
+    Train(Box<commands::train::TrainArgs>),
     /// Measure a model's scoring throughput in (question, candidate) pairs per second.
     Bench(commands::bench::BenchArgs),
     /// Convert a data set in any supported format to ansel JSON lines.
@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::EvalAsk(args) => commands::eval_ask::run(args),
         Command::BenchServer(args) => commands::bench_server::run(args),
-        Command::Train(args) => commands::train::run(args),
+        Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
         Command::Bench(args) => commands::bench::run(args),
     };

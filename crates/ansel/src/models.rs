@@ -15,6 +15,7 @@ const LOADERS: &[(&str, Loader)] = &[
     ("cosinenet", crate::commands::efficient::load),
     ("relcnn", crate::commands::efficient::load),
     ("compare-aggregate", crate::commands::efficient::load),
+    (ansel_bert::KIND, load_cross_encoder),
 ];
 
 /// The model that ranks the candidates of one document (`rank`): the best-ranking
@@ -29,6 +30,10 @@ pub const DEFAULT_ASK_MODEL: &str = "idf-wo";
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
+
+fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
+}
 
 /// Resolves a model spec. `corpus` supplies term statistics to lexical models.
 pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {

@@ -34,7 +34,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let mut reports = Vec::new();
     for spec in &args.models {
         let model = models::resolve(spec, &questions)?;
-        let scores = model.score_all(&questions)?;
+        let scores = if args.trec_dir.is_some() {
+            model.score_all(&questions)?
+        } else {
+            score_kept(model.as_ref(), &questions, filter)?
+        };
         if let Some(dir) = &args.trec_dir {
             let mut run = Vec::new();
             write_run(&mut run, &questions, &scores, spec)?;
@@ -58,6 +62,31 @@ pub fn run(args: EvalArgs) -> Result<()> {
         print!("{}", report_table(&reports));
     }
     Ok(())
+}
+
+/// Scores only the questions `filter` keeps (the metrics skip the others anyway), which saves
+/// the time of slow models; skipped questions get empty score lists.
+fn score_kept(
+    model: &dyn ansel_model::Ranker,
+    questions: &[ansel_data::Question],
+    filter: Filter,
+) -> Result<Vec<Vec<f32>>> {
+    let keep = |q: &ansel_data::Question| {
+        let p = q.positives();
+        p > 0 && !(filter == Filter::Clean && p == q.candidates.len())
+    };
+    let kept: Vec<ansel_data::Question> = questions.iter().filter(|q| keep(q)).cloned().collect();
+    let mut scored = model.score_all(&kept)?.into_iter();
+    Ok(questions
+        .iter()
+        .map(|q| {
+            if keep(q) {
+                scored.next().unwrap_or_default()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect())
 }
 
 fn file_safe(spec: &str) -> String {

@@ -1,4 +1,4 @@
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -36,6 +36,47 @@ pub struct TrainArgs {
     pub threads: usize,
     #[command(flatten)]
     pub efficient: super::efficient::EfficientArgs,
+    #[command(flatten)]
+    pub cross_encoder: CrossEncoderArgs,
+}
+
+/// Options of `--model cross-encoder` (a BERT-family encoder fine-tuned on pairs).
+#[derive(Args)]
+pub struct CrossEncoderArgs {
+    /// Base model: a Hugging Face BERT directory (config.json, tokenizer.json, model.safetensors),
+    /// or a cross-encoder trained by ansel (TANDA: adapt a transferred model).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Read "[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]" (the LOCT context baseline).
+    #[arg(long)]
+    pub context: bool,
+    /// Maximum tokens per input (the question is kept; candidate/context are cut).
+    #[arg(long, default_value_t = 128)]
+    pub max_len: usize,
+    /// Micro-batches per optimizer step (gradient accumulation).
+    #[arg(long, default_value_t = 2)]
+    pub accumulate: usize,
+    /// Fraction of the optimizer steps spent warming the learning rate up.
+    #[arg(long, default_value_t = 0.1)]
+    pub warmup: f64,
+    /// Evaluate on dev every N optimizer steps (0: at the end of each epoch only).
+    #[arg(long, default_value_t = 0)]
+    pub eval_every: usize,
+    /// Save a resumable checkpoint every N optimizer steps.
+    #[arg(long, default_value_t = 50)]
+    pub checkpoint_every: usize,
+    /// Also train on questions without a positive candidate (default: only answered ones).
+    #[arg(long)]
+    pub all_questions: bool,
+    /// Train on at most N pairs (whole questions, seeded random choice), e.g. a transfer subset.
+    #[arg(long)]
+    pub max_pairs: Option<usize>,
+    /// Stop after N optimizer steps (the schedule decays to 0 at N).
+    #[arg(long)]
+    pub max_steps: Option<usize>,
+    /// Name recorded in model.json.
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 type Trainer = fn(&TrainArgs) -> Result<()>;
@@ -48,7 +89,49 @@ const TRAINERS: &[(&str, Trainer)] = &[
         "compare-aggregate",
         super::efficient::train_compare_aggregate,
     ),
+    (ansel_bert::KIND, train_cross_encoder),
 ];
+
+fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
+    let ce = &args.cross_encoder;
+    let Some(base) = ce.base.as_deref() else {
+        bail!("--model cross-encoder needs --base DIR (a Hugging Face BERT directory or a cross-encoder)")
+    };
+    let read = |path: &std::path::Path| {
+        ansel_data::read_path(path, None).with_context(|| "cannot read data".to_string())
+    };
+    let train = read(&args.train)?;
+    let dev = read(&args.dev)?;
+    let mut opts = ansel_bert::train::TrainOptions::defaults(base, &args.out);
+    opts.train_path = args.train.display().to_string();
+    opts.dev_path = args.dev.display().to_string();
+    opts.seed = args.seed;
+    opts.patience = args.patience;
+    opts.resume = args.resume;
+    opts.threads = args.threads;
+    opts.epochs = args.epochs.unwrap_or(opts.epochs);
+    opts.lr = args.lr.unwrap_or(opts.lr);
+    opts.batch_size = args.batch_size.unwrap_or(opts.batch_size);
+    opts.input = if ce.context {
+        ansel_bert::InputMode::Context
+    } else {
+        ansel_bert::InputMode::Pair
+    };
+    opts.max_len = ce.max_len;
+    opts.accumulate = ce.accumulate;
+    opts.warmup = ce.warmup;
+    opts.eval_every = ce.eval_every;
+    opts.checkpoint_every = ce.checkpoint_every;
+    opts.answered_only = !ce.all_questions;
+    opts.max_pairs = ce.max_pairs;
+    opts.max_steps = ce.max_steps;
+    if let Some(name) = &ce.name {
+        opts.name = name.clone();
+    }
+    let card = ansel_bert::train::train(&opts, &train, &dev)?;
+    println!("{}", serde_json::to_string_pretty(&card)?);
+    Ok(())
+}
 
 pub fn run(args: TrainArgs) -> Result<()> {
     let Some((_, train)) = TRAINERS.iter().find(|(kind, _)| *kind == args.model) else {

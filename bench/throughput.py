@@ -1,0 +1,110 @@
+"""PyTorch peer of ansel's cross-encoder throughput benchmark.
+
+Reads what `cargo run --release -p ansel-bert --example throughput` wrote (the exact weights,
+the exact [32, len] input batches and ansel's logits and timings), runs the same weights on the
+same inputs with PyTorch (Hugging Face transformers' BertForSequenceClassification, 2 threads),
+and checks correctness on the way:
+  - token ids: the HF tokenizer (Python binding) vs ansel's tokenizers-crate ids,
+  - the all-MiniLM-L6-v2 mean-pooled sentence embedding (transformers' BertModel) vs ansel's,
+  - the cross-encoder logits on every benchmark batch.
+Writes JSON lines and a Markdown table. Run by bench/throughput.sh.
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+import transformers
+from transformers import AutoModel, AutoTokenizer, BertForSequenceClassification
+
+base, work, out_prefix = sys.argv[1], sys.argv[2], sys.argv[3]
+iters = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+torch.set_num_threads(2)
+torch.manual_seed(0)
+ansel = json.load(open(f"{work}/ansel.json"))
+tok = AutoTokenizer.from_pretrained(base)
+
+checks = {}
+ids = tok(ansel["sentence"])["input_ids"]
+checks["sentence_ids_equal"] = ids == ansel["sentence_ids"]
+pair_ok = [tok(p["q"], p["c"])["input_ids"] == p["ids"] for p in ansel["pair_ids"]]
+checks["pair_ids_equal"] = f"{sum(pair_ok)}/{len(pair_ok)}"
+
+encoder = AutoModel.from_pretrained(base).eval()
+with torch.inference_mode():
+    enc = tok(ansel["sentence"], return_tensors="pt")
+    hidden = encoder(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1).float()
+    emb = (hidden * mask).sum(1) / mask.sum(1)
+ref = emb[0]
+mine = torch.tensor(ansel["sentence_embedding"])
+checks["embedding_max_abs_diff"] = float((ref - mine).abs().max())
+checks["embedding_first8_reference"] = [round(float(x), 6) for x in ref[:8]]
+
+model = BertForSequenceClassification.from_pretrained(f"{work}/model", num_labels=1).eval()
+rows = []
+for key in ("len64", "len128"):
+    b = ansel[key]
+    ids = torch.tensor(b["ids"])
+    types = torch.tensor(b["types"])
+    mask = torch.tensor(b["mask"])
+    n, length = ids.shape
+    with torch.inference_mode():
+        for _ in range(3):
+            model(input_ids=ids, token_type_ids=types, attention_mask=mask)
+        times = []
+        for _ in range(iters):
+            t = time.perf_counter()
+            logits = model(input_ids=ids, token_type_ids=types, attention_mask=mask).logits[:, 0]
+            times.append((time.perf_counter() - t) * 1e3)
+    diff = float((logits - torch.tensor(b["logits"])).abs().max())
+    texts = [s for row in b["texts"] for s in row]
+    tok_times = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        tok(texts, add_special_tokens=False)
+        tok_times.append((time.perf_counter() - t) * 1e3)
+    torch_ms = statistics.median(times)
+    rows.append({
+        "batch": n, "len": length, "real_tokens_mean": b["real_tokens_mean"], "threads": 2, "iters": iters,
+        "ansel_ms": round(b["forward_ms_median"], 2), "ansel_pairs_per_s": round(b["pairs_per_s"], 1),
+        "torch_ms": round(torch_ms, 2), "torch_pairs_per_s": round(n * 1e3 / torch_ms, 1),
+        "ratio_ansel_over_torch": round(b["pairs_per_s"] / (n * 1e3 / torch_ms), 3),
+        "ansel_tokenize_ms": round(b["tokenize_ms_median"], 3),
+        "python_tokenize_ms": round(statistics.median(tok_times), 3),
+        "logits_max_abs_diff": diff,
+    })
+
+meta = {"torch": torch.__version__, "transformers": transformers.__version__,
+        "attn_implementation": getattr(model.config, "_attn_implementation", "?"),
+        "ansel": ansel["stack"], **checks}
+with open(f"{out_prefix}.jsonl", "w") as f:
+    f.write(json.dumps({"meta": meta}) + "\n")
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+lines = [
+    "# Cross-encoder inference throughput: ansel vs PyTorch",
+    "",
+    "Produced by `bash bench/throughput.sh` (all-MiniLM-L6-v2 + a seeded random one-logit head, the",
+    "same weights and the same [batch, len] inputs in both stacks, 2 threads, median of "
+    f"{iters} batches after 3 warm-up batches). The machine is shared by several engineers: absolute",
+    "numbers move 15-30% run to run; compare the ratio, measured in the same run.",
+    "",
+    f"PyTorch {meta['torch']}, transformers {meta['transformers']} ({meta['attn_implementation']} attention); {meta['ansel']}.",
+    "",
+    "| batch x len | real tokens (mean) | ansel pairs/s | PyTorch pairs/s | ansel / PyTorch | tokenize ms/batch ansel / HF Python | max abs logit diff |",
+    "|---|---|---|---|---|---|---|",
+]
+for r in rows:
+    lines.append(f"| {r['batch']} x {r['len']} | {r['real_tokens_mean']:.1f} | {r['ansel_pairs_per_s']} | {r['torch_pairs_per_s']} | "
+                 f"{r['ratio_ansel_over_torch']:.2f}x | {r['ansel_tokenize_ms']:.2f} / {r['python_tokenize_ms']:.2f} | {r['logits_max_abs_diff']:.2e} |")
+lines += [
+    "",
+    "Correctness checks in the same run:",
+    f"- token ids of a fixed sentence equal to the HF tokenizer's: {checks['sentence_ids_equal']}; (question, candidate) pairs: {checks['pair_ids_equal']}",
+    f"- all-MiniLM-L6-v2 mean-pooled embedding of that sentence, max abs diff vs transformers: {checks['embedding_max_abs_diff']:.2e}",
+    "",
+]
+open(f"{out_prefix}.md", "w").write("\n".join(lines))
+print("\n".join(lines))

@@ -1,0 +1,397 @@
+use crate::{BertConfig, Encoded};
+use ansel_model::{ModelError, Result};
+use ansel_torch::tch::{self, Device, Kind, Tensor};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A padded batch of encoded pairs: ids, segment ids and attention mask, all `[batch, len]`.
+pub struct Batch {
+    pub ids: Tensor,
+    pub types: Tensor,
+    pub mask: Tensor,
+}
+
+impl Batch {
+    /// Pads `items` to the longest one (dynamic padding) with `pad`.
+    pub fn new(items: &[&Encoded], pad: i64) -> Batch {
+        Self::padded_to(items, pad, 1)
+    }
+
+    /// Pads `items` to the longest one or to `min_len`, whichever is longer.
+    pub fn padded_to(items: &[&Encoded], pad: i64, min_len: usize) -> Batch {
+        let len = items
+            .iter()
+            .map(|e| e.len())
+            .max()
+            .unwrap_or(1)
+            .max(min_len);
+        let n = items.len();
+        let mut ids = vec![pad; n * len];
+        let mut types = vec![0i64; n * len];
+        let mut mask = vec![false; n * len];
+        for (row, e) in items.iter().enumerate() {
+            let at = row * len;
+            ids[at..at + e.len()].copy_from_slice(&e.ids);
+            types[at..at + e.len()].copy_from_slice(&e.types);
+            mask[at..at + e.len()].iter_mut().for_each(|m| *m = true);
+        }
+        let shape = [n as i64, len as i64];
+        Batch {
+            ids: Tensor::from_slice(&ids).view(shape),
+            types: Tensor::from_slice(&types).view(shape),
+            mask: Tensor::from_slice(&mask).view(shape),
+        }
+    }
+}
+
+struct Linear {
+    w: Tensor,
+    b: Tensor,
+}
+
+impl Linear {
+    fn forward(&self, xs: &Tensor) -> Tensor {
+        xs.linear(&self.w, Some(&self.b))
+    }
+}
+
+struct Norm {
+    w: Tensor,
+    b: Tensor,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attn_out: Linear,
+    attn_norm: Norm,
+    inter: Linear,
+    out: Linear,
+    out_norm: Norm,
+}
+
+/// A BERT encoder with BERT's pooler and a one-logit classification head on the pooled
+/// `[CLS]` output (Hugging Face `BertForSequenceClassification` with `num_labels = 1`).
+///
+/// Parameters carry Hugging Face names (`embeddings.word_embeddings.weight`,
+/// `encoder.layer.0.attention.self.query.weight`, ..., `pooler.dense.weight`,
+/// `classifier.weight`) so that weights load from and save to HF safetensors files.
+pub struct CrossEncoder {
+    pub config: BertConfig,
+    params: BTreeMap<String, Tensor>,
+    word: Tensor,
+    position: Tensor,
+    token_type: Tensor,
+    emb_norm: Norm,
+    layers: Vec<Layer>,
+    pooler: Linear,
+    classifier: Linear,
+}
+
+/// Every parameter name and shape of a BERT cross-encoder with `config`.
+fn shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
+    let h = c.hidden_size;
+    let mut v: Vec<(String, Vec<i64>)> = vec![
+        (
+            "embeddings.word_embeddings.weight".into(),
+            vec![c.vocab_size, h],
+        ),
+        (
+            "embeddings.position_embeddings.weight".into(),
+            vec![c.max_position_embeddings, h],
+        ),
+        (
+            "embeddings.token_type_embeddings.weight".into(),
+            vec![c.type_vocab_size, h],
+        ),
+        ("embeddings.LayerNorm.weight".into(), vec![h]),
+        ("embeddings.LayerNorm.bias".into(), vec![h]),
+    ];
+    for i in 0..c.num_hidden_layers {
+        let p = format!("encoder.layer.{i}");
+        for (name, out, inp) in [
+            ("attention.self.query", h, h),
+            ("attention.self.key", h, h),
+            ("attention.self.value", h, h),
+            ("attention.output.dense", h, h),
+            ("intermediate.dense", c.intermediate_size, h),
+            ("output.dense", h, c.intermediate_size),
+        ] {
+            v.push((format!("{p}.{name}.weight"), vec![out, inp]));
+            v.push((format!("{p}.{name}.bias"), vec![out]));
+        }
+        for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
+            v.push((format!("{p}.{name}.weight"), vec![h]));
+            v.push((format!("{p}.{name}.bias"), vec![h]));
+        }
+    }
+    v.push(("pooler.dense.weight".into(), vec![h, h]));
+    v.push(("pooler.dense.bias".into(), vec![h]));
+    v.push(("classifier.weight".into(), vec![1, h]));
+    v.push(("classifier.bias".into(), vec![1]));
+    v
+}
+
+/// Maps names of other BERT checkpoints onto ours (`bert.` prefix, old gamma/beta names).
+fn canonical_name(name: &str) -> String {
+    let name = name.strip_prefix("bert.").unwrap_or(name);
+    let name = name.strip_prefix("model.").unwrap_or(name);
+    name.replace("LayerNorm.gamma", "LayerNorm.weight")
+        .replace("LayerNorm.beta", "LayerNorm.bias")
+}
+
+impl CrossEncoder {
+    /// Randomly initialised weights (BERT's scheme: normal(0, 0.02), LayerNorm 1/0, biases 0).
+    pub fn random(config: BertConfig) -> Result<CrossEncoder> {
+        config.check().map_err(ModelError::Backend)?;
+        let params = shapes(&config)
+            .into_iter()
+            .map(|(name, shape)| {
+                let t = init_tensor(&name, &shape);
+                (name, t)
+            })
+            .collect();
+        Self::from_params(config, params)
+    }
+
+    /// Loads a Hugging Face `model.safetensors` (any float type). Encoder and pooler weights
+    /// must all be there; a missing classifier head (e.g. a sentence-embedding model) is
+    /// initialised randomly, and so is a missing pooler (reported in the returned list).
+    pub fn load(config: BertConfig, weights: &Path) -> Result<(CrossEncoder, Vec<String>)> {
+        config.check().map_err(|message| ModelError::Format {
+            path: weights.to_path_buf(),
+            message,
+        })?;
+        let file = Tensor::read_safetensors(weights).map_err(|e| ModelError::Format {
+            path: weights.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut found: BTreeMap<String, Tensor> = file
+            .into_iter()
+            .map(|(name, t)| (canonical_name(&name), t))
+            .collect();
+        let mut params = BTreeMap::new();
+        let mut initialised = Vec::new();
+        for (name, shape) in shapes(&config) {
+            let tensor = match found.remove(&name) {
+                Some(t) => {
+                    if t.size() != shape {
+                        return Err(ModelError::Format {
+                            path: weights.to_path_buf(),
+                            message: format!(
+                                "tensor `{name}`: shape {:?}, config.json implies {shape:?}",
+                                t.size()
+                            ),
+                        });
+                    }
+                    t.to_kind(Kind::Float).contiguous()
+                }
+                None if name.starts_with("classifier.") || name.starts_with("pooler.") => {
+                    initialised.push(name.clone());
+                    init_tensor(&name, &shape)
+                }
+                None => {
+                    return Err(ModelError::Format {
+                        path: weights.to_path_buf(),
+                        message: format!("tensor `{name}` is missing"),
+                    })
+                }
+            };
+            params.insert(name, tensor);
+        }
+        Ok((Self::from_params(config, params)?, initialised))
+    }
+
+    fn from_params(config: BertConfig, params: BTreeMap<String, Tensor>) -> Result<CrossEncoder> {
+        let get = |name: &str| -> Result<Tensor> {
+            params
+                .get(name)
+                .map(|t| t.shallow_clone())
+                .ok_or_else(|| ModelError::Backend(format!("parameter {name} missing")))
+        };
+        let lin = |prefix: &str| -> Result<Linear> {
+            Ok(Linear {
+                w: get(&format!("{prefix}.weight"))?,
+                b: get(&format!("{prefix}.bias"))?,
+            })
+        };
+        let norm = |prefix: &str| -> Result<Norm> {
+            Ok(Norm {
+                w: get(&format!("{prefix}.weight"))?,
+                b: get(&format!("{prefix}.bias"))?,
+            })
+        };
+        let mut layers = Vec::new();
+        for i in 0..config.num_hidden_layers {
+            let p = format!("encoder.layer.{i}");
+            layers.push(Layer {
+                query: lin(&format!("{p}.attention.self.query"))?,
+                key: lin(&format!("{p}.attention.self.key"))?,
+                value: lin(&format!("{p}.attention.self.value"))?,
+                attn_out: lin(&format!("{p}.attention.output.dense"))?,
+                attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                inter: lin(&format!("{p}.intermediate.dense"))?,
+                out: lin(&format!("{p}.output.dense"))?,
+                out_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        Ok(CrossEncoder {
+            word: get("embeddings.word_embeddings.weight")?,
+            position: get("embeddings.position_embeddings.weight")?,
+            token_type: get("embeddings.token_type_embeddings.weight")?,
+            emb_norm: norm("embeddings.LayerNorm")?,
+            layers,
+            pooler: lin("pooler.dense")?,
+            classifier: lin("classifier")?,
+            params,
+            config,
+        })
+    }
+
+    /// Every parameter by its Hugging Face name (tensors share storage with the model).
+    pub fn params(&self) -> &BTreeMap<String, Tensor> {
+        &self.params
+    }
+
+    /// Switches gradient tracking of every parameter on or off.
+    pub fn set_requires_grad(&mut self, on: bool) {
+        for t in self.params.values_mut() {
+            let _ = t.set_requires_grad(on);
+        }
+    }
+
+    fn layer_norm(&self, xs: &Tensor, n: &Norm) -> Tensor {
+        xs.layer_norm(
+            [self.config.hidden_size],
+            Some(&n.w),
+            Some(&n.b),
+            self.config.layer_norm_eps,
+            true,
+        )
+    }
+
+    fn act(&self, xs: &Tensor) -> Tensor {
+        match self.config.hidden_act.as_str() {
+            "relu" => xs.relu(),
+            "gelu_new" => xs.gelu("tanh"),
+            _ => xs.gelu("none"),
+        }
+    }
+
+    /// Last hidden states `[batch, len, hidden]`. `train` switches dropout on.
+    pub fn hidden_states(&self, batch: &Batch, train: bool) -> Tensor {
+        let c = &self.config;
+        let (n, len) = batch.ids.size2().expect("batch ids are 2-d");
+        let hidden_p = if train { c.hidden_dropout_prob } else { 0.0 };
+        let attn_p = if train {
+            c.attention_probs_dropout_prob
+        } else {
+            0.0
+        };
+        let positions = Tensor::arange(len, (Kind::Int64, Device::Cpu));
+        let emb = Tensor::embedding(&self.word, &batch.ids, -1, false, false)
+            + Tensor::embedding(&self.position, &positions, -1, false, false).unsqueeze(0)
+            + Tensor::embedding(&self.token_type, &batch.types, -1, false, false);
+        let mut x = self
+            .layer_norm(&emb, &self.emb_norm)
+            .dropout(hidden_p, train);
+        let heads = c.num_attention_heads;
+        let head_dim = c.hidden_size / heads;
+        // [batch, 1, 1, len]: true where a key may be attended to.
+        let mask = batch.mask.view([n, 1, 1, len]);
+        for layer in &self.layers {
+            let split = |t: Tensor| t.view([n, len, heads, head_dim]).transpose(1, 2);
+            let q = split(layer.query.forward(&x));
+            let k = split(layer.key.forward(&x));
+            let v = split(layer.value.forward(&x));
+            let ctx = Tensor::scaled_dot_product_attention(
+                &q,
+                &k,
+                &v,
+                Some(&mask),
+                attn_p,
+                false,
+                None,
+                false,
+            )
+            .transpose(1, 2)
+            .contiguous()
+            .view([n, len, c.hidden_size]);
+            let a = layer.attn_out.forward(&ctx).dropout(hidden_p, train);
+            x = self.layer_norm(&(a + &x), &layer.attn_norm);
+            let h = self.act(&layer.inter.forward(&x));
+            let h = layer.out.forward(&h).dropout(hidden_p, train);
+            x = self.layer_norm(&(h + &x), &layer.out_norm);
+        }
+        x
+    }
+
+    /// One logit per pair `[batch]`: pooler (tanh of a dense layer on `[CLS]`), dropout, head.
+    pub fn logits(&self, batch: &Batch, train: bool) -> Tensor {
+        let hidden = self.hidden_states(batch, train);
+        let cls = hidden.select(1, 0);
+        let pooled = self.pooler.forward(&cls).tanh();
+        let p = if train {
+            self.config.hidden_dropout_prob
+        } else {
+            0.0
+        };
+        self.classifier
+            .forward(&pooled.dropout(p, train))
+            .squeeze_dim(-1)
+    }
+
+    /// Mean of the last hidden states over real tokens (sentence-transformers pooling); for checks.
+    pub fn mean_pooled(&self, batch: &Batch) -> Tensor {
+        let hidden = self.hidden_states(batch, false);
+        let mask = batch.mask.to_kind(Kind::Float).unsqueeze(-1);
+        (hidden * &mask).sum_dim_intlist(1, false, Kind::Float)
+            / mask.sum_dim_intlist(1, false, Kind::Float).clamp_min(1e-9)
+    }
+
+    /// Saves every parameter (atomically) in `kind` (Float or Half) with the names of Hugging
+    /// Face's `BertForSequenceClassification` (`bert.` + encoder names, `classifier.*`), so that
+    /// `transformers` loads the directory too.
+    pub fn save(&self, path: &Path, kind: Kind) -> Result<()> {
+        let tensors: Vec<(String, Tensor)> = tch::no_grad(|| {
+            self.params
+                .iter()
+                .map(|(n, t)| {
+                    let name = if n.starts_with("classifier.") {
+                        n.clone()
+                    } else {
+                        format!("bert.{n}")
+                    };
+                    (name, t.detach().to_kind(kind).contiguous())
+                })
+                .collect()
+        });
+        write_tensors(path, &tensors)
+    }
+}
+
+/// Writes named tensors as safetensors, atomically.
+pub(crate) fn write_tensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".tmp-{}-{name}", std::process::id()));
+    Tensor::write_safetensors(tensors, &tmp).map_err(|e| ModelError::Backend(e.to_string()))?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| ModelError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| ModelError::io(path, e))
+}
+
+fn init_tensor(name: &str, shape: &[i64]) -> Tensor {
+    let opts = (Kind::Float, Device::Cpu);
+    if name.ends_with("LayerNorm.weight") {
+        Tensor::ones(shape, opts)
+    } else if name.ends_with(".bias") {
+        Tensor::zeros(shape, opts)
+    } else {
+        Tensor::randn(shape, opts) * 0.02
+    }
+}

@@ -1,0 +1,178 @@
+use crate::{resolve_base, Batch, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use ansel_data::{Candidate, Question};
+use ansel_model::{ModelCard, ModelError, Ranker, Result};
+use ansel_torch::tch::{self, Kind};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The `kind` of a cross-encoder's model card.
+pub const KIND: &str = "cross-encoder";
+
+/// What the encoder reads besides the question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum InputMode {
+    /// `[CLS] q [SEP] cand [SEP]`
+    #[default]
+    Pair,
+    /// `[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]` (LOCT); prev/next empty when the data
+    /// has no document order or the candidate is first/last.
+    Context,
+}
+
+/// The cross-encoder's settings kept in `model.json` under `config`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CrossEncoderSettings {
+    pub input: InputMode,
+    pub max_len: usize,
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+}
+
+fn default_batch() -> usize {
+    32
+}
+
+/// Tokenizes one candidate of `question` as model input.
+pub fn encode_candidate(
+    tok: &PairTokenizer,
+    question: &Question,
+    cand: &Candidate,
+    mode: InputMode,
+    max_len: usize,
+) -> Result<Encoded> {
+    match mode {
+        InputMode::Pair => tok.encode(&question.text, &[&cand.text], max_len),
+        InputMode::Context => {
+            let ctx = cand.context.as_ref();
+            let prev = ctx.and_then(|c| c.prev.as_deref()).unwrap_or("");
+            let next = ctx.and_then(|c| c.next.as_deref()).unwrap_or("");
+            tok.encode(&question.text, &[prev, &cand.text, next], max_len)
+        }
+    }
+}
+
+/// Scores encoded pairs in batches of `batch_size`, shortest first to pad little;
+/// returns the scores in input order.
+pub fn score_encoded(
+    model: &CrossEncoder,
+    items: &[Encoded],
+    pad: i64,
+    batch_size: usize,
+) -> Vec<f32> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| items[i].len());
+    let mut scores = vec![0f32; items.len()];
+    tch::no_grad(|| {
+        for chunk in order.chunks(batch_size.max(1)) {
+            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
+            let logits = model
+                .logits(&Batch::new(&refs, pad), false)
+                .to_kind(Kind::Float);
+            let values: Vec<f32> = Vec::<f32>::try_from(&logits).unwrap_or_default();
+            for (&i, v) in chunk.iter().zip(values) {
+                scores[i] = v;
+            }
+        }
+    });
+    scores
+}
+
+/// A trained cross-encoder directory served as a [`Ranker`].
+pub struct CrossEncoderRanker {
+    name: String,
+    model: Mutex<CrossEncoder>,
+    tokenizer: PairTokenizer,
+    settings: CrossEncoderSettings,
+}
+
+impl CrossEncoderRanker {
+    /// Loads a model directory written by `ansel train --model cross-encoder`.
+    pub fn load(dir: &Path, card: &ModelCard) -> Result<CrossEncoderRanker> {
+        let settings: CrossEncoderSettings =
+            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+                path: dir.join(ansel_model::CARD_FILE),
+                message: format!("field `config`: {e}"),
+            })?;
+        let config = BertConfig::read(&dir.join("config.json"))?;
+        let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+        if !initialised.is_empty() {
+            return Err(ModelError::Format {
+                path: dir.join("model.safetensors"),
+                message: format!("trained model lacks {}", initialised.join(", ")),
+            });
+        }
+        let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+        Ok(CrossEncoderRanker {
+            name: card.name.clone(),
+            model: Mutex::new(model),
+            tokenizer,
+            settings,
+        })
+    }
+
+    /// Loads a Hugging Face BERT directory as an untrained cross-encoder (random head);
+    /// for throughput checks.
+    pub fn from_base(spec: &str, settings: CrossEncoderSettings) -> Result<CrossEncoderRanker> {
+        let dir = resolve_base(spec)?;
+        let config = BertConfig::read(&dir.join("config.json"))?;
+        let (model, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+        Ok(CrossEncoderRanker {
+            name: spec.to_string(),
+            model: Mutex::new(model),
+            tokenizer: PairTokenizer::read(&dir.join("tokenizer.json"))?,
+            settings,
+        })
+    }
+
+    pub fn tokenizer(&self) -> &PairTokenizer {
+        &self.tokenizer
+    }
+
+    fn encode_all(&self, questions: &[Question]) -> Result<Vec<Encoded>> {
+        let mut items = Vec::new();
+        for q in questions {
+            for c in &q.candidates {
+                items.push(encode_candidate(
+                    &self.tokenizer,
+                    q,
+                    c,
+                    self.settings.input,
+                    self.settings.max_len,
+                )?);
+            }
+        }
+        Ok(items)
+    }
+
+    /// Scores already-encoded pairs (used by the throughput benchmark).
+    pub fn score_pairs(&self, items: &[Encoded]) -> Vec<f32> {
+        let model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        score_encoded(&model, items, self.tokenizer.pad, self.settings.batch_size)
+    }
+}
+
+impl Ranker for CrossEncoderRanker {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        let items = self.encode_all(questions)?;
+        let flat = self.score_pairs(&items);
+        let mut at = 0;
+        Ok(questions
+            .iter()
+            .map(|q| {
+                let s = flat[at..at + q.candidates.len()].to_vec();
+                at += q.candidates.len();
+                s
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,231 @@
+use ansel_model::{ModelError, Result};
+use std::path::Path;
+use tokenizers::Tokenizer;
+
+/// A question and its candidate segments as model input: token ids and segment ids.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    pub ids: Vec<i64>,
+    pub types: Vec<i64>,
+}
+
+impl Encoded {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// WordPiece tokenization (Hugging Face `tokenizer.json`, through the `tokenizers` crate)
+/// and the BERT pair layout: `[CLS] question [SEP] segment [SEP] segment [SEP] ...`, the
+/// question with segment id 0 and everything after its `[SEP]` with segment id 1.
+pub struct PairTokenizer {
+    tokenizer: Tokenizer,
+    cls: i64,
+    sep: i64,
+    pub pad: i64,
+}
+
+impl PairTokenizer {
+    /// Reads `tokenizer.json`; it must have `[CLS]`, `[SEP]` and `[PAD]` tokens.
+    pub fn read(path: &Path) -> Result<PairTokenizer> {
+        let mut tokenizer = Tokenizer::from_file(path).map_err(|e| ModelError::Format {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        // The file may ask for fixed padding and truncation; the model pads per batch and
+        // truncates per segment itself.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
+            .map_err(|e| ModelError::Format {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        let special = |token: &str| {
+            tokenizer
+                .token_to_id(token)
+                .map(i64::from)
+                .ok_or_else(|| ModelError::Format {
+                    path: path.to_path_buf(),
+                    message: format!("no {token} token in the vocabulary (only BERT-style tokenizers are supported)"),
+                })
+        };
+        let (cls, sep, pad) = (special("[CLS]")?, special("[SEP]")?, special("[PAD]")?);
+        Ok(PairTokenizer {
+            tokenizer,
+            cls,
+            sep,
+            pad,
+        })
+    }
+
+    /// Word-piece ids of `text`, without special tokens.
+    pub fn word_pieces(&self, text: &str) -> Result<Vec<i64>> {
+        let encoding = self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| ModelError::Backend(format!("tokenizer: {e}")))?;
+        Ok(encoding.get_ids().iter().map(|&i| i64::from(i)).collect())
+    }
+
+    /// Ids with special tokens, as Hugging Face's `tokenizer(text)` gives them (used by checks).
+    pub fn encode_single(&self, text: &str) -> Result<Vec<i64>> {
+        let mut ids = vec![self.cls];
+        ids.extend(self.word_pieces(text)?);
+        ids.push(self.sep);
+        Ok(ids)
+    }
+
+    /// `[CLS] question [SEP] s1 [SEP] s2 [SEP] ...` in at most `max_len` tokens.
+    ///
+    /// Truncation keeps the question: it is cut only when it alone would leave fewer than
+    /// half of the tokens to the segments. The budget left is shared among the segments
+    /// by giving the shortest ones what they need first ("longest first"); `segments[main]`
+    /// (the candidate) is never cut below an equal share. Empty segments still get their `[SEP]`.
+    pub fn encode(&self, question: &str, segments: &[&str], max_len: usize) -> Result<Encoded> {
+        let mut q = self.word_pieces(question)?;
+        let pieces: Vec<Vec<i64>> = segments
+            .iter()
+            .map(|s| self.word_pieces(s))
+            .collect::<Result<_>>()?;
+        Ok(self.assemble(&mut q, pieces, max_len))
+    }
+
+    fn assemble(&self, q: &mut Vec<i64>, mut pieces: Vec<Vec<i64>>, max_len: usize) -> Encoded {
+        let specials = 2 + pieces.len();
+        let budget = max_len.saturating_sub(specials);
+        let wanted: usize = pieces.iter().map(Vec::len).sum();
+        let q_cap = budget.saturating_sub(wanted.min(budget / 2));
+        q.truncate(q_cap);
+        let mut left = budget - q.len();
+        // Longest first: shortest segments take what they need while they fit an equal share.
+        let mut order: Vec<usize> = (0..pieces.len()).collect();
+        order.sort_by_key(|&i| pieces[i].len());
+        let mut remaining = pieces.len();
+        for i in order {
+            let share = if remaining == 1 {
+                left
+            } else {
+                left / remaining
+            };
+            let take = pieces[i].len().min(share);
+            pieces[i].truncate(take);
+            left -= take;
+            remaining -= 1;
+        }
+        let mut ids = Vec::with_capacity(max_len);
+        ids.push(self.cls);
+        ids.extend_from_slice(q);
+        ids.push(self.sep);
+        let first = ids.len();
+        for p in &pieces {
+            ids.extend_from_slice(p);
+            ids.push(self.sep);
+        }
+        let mut types = vec![0; first];
+        types.resize(ids.len(), 1);
+        Encoded { ids, types }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A WordPiece tokenizer.json over a handful of words, for tests that must not need
+    /// downloaded files.
+    pub fn tiny_tokenizer_json() -> String {
+        let words = [
+            "[PAD]",
+            "[UNK]",
+            "[CLS]",
+            "[SEP]",
+            "[MASK]",
+            "who",
+            "wrote",
+            "hamlet",
+            "?",
+            "shakespeare",
+            "it",
+            "was",
+            "written",
+            "by",
+            "william",
+            "a",
+            "play",
+            "the",
+            "is",
+            "##s",
+            "tragedy",
+            ".",
+            "denmark",
+            "in",
+            "set",
+        ];
+        let vocab: serde_json::Map<String, serde_json::Value> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
+            .collect();
+        serde_json::json!({
+            "version": "1.0",
+            "truncation": null,
+            "padding": null,
+            "added_tokens": [],
+            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                            "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "post_processor": null,
+            "decoder": null,
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                      "max_input_chars_per_word": 100, "vocab": vocab}
+        })
+        .to_string()
+    }
+
+    pub fn tiny_tokenizer(dir: &Path) -> PairTokenizer {
+        let path = dir.join("tokenizer.json");
+        std::fs::write(&path, tiny_tokenizer_json()).unwrap();
+        PairTokenizer::read(&path).unwrap()
+    }
+
+    #[test]
+    fn pair_layout_and_segment_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer(dir.path());
+        let e = tok
+            .encode("Who wrote Hamlet?", &["Shakespeare wrote it."], 64)
+            .unwrap();
+        assert_eq!(e.ids, vec![2, 5, 6, 7, 8, 3, 9, 6, 10, 21, 3]);
+        assert_eq!(e.types, vec![0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+        // Unknown words map to [UNK], sub-words to ##-pieces.
+        assert_eq!(tok.word_pieces("plays zebra").unwrap(), vec![16, 19, 1]);
+    }
+
+    #[test]
+    fn truncation_keeps_the_question_and_each_segment_gets_its_sep() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer(dir.path());
+        let long = "it was written by william shakespeare in denmark ".repeat(10);
+        let e = tok
+            .encode("who wrote hamlet ?", &["a play", &long, "the tragedy"], 24)
+            .unwrap();
+        assert_eq!(e.len(), 24);
+        assert_eq!(&e.ids[..6], &[2, 5, 6, 7, 8, 3], "question intact");
+        assert_eq!(
+            e.ids.iter().filter(|&&i| i == 3).count(),
+            4,
+            "[SEP] after q and each segment"
+        );
+        assert_eq!(&e.ids[6..9], &[15, 16, 3], "short segment intact");
+        assert_eq!(&e.ids[21..], &[17, 20, 3], "short last segment intact");
+        // A very long question is cut so that the candidate keeps half of the tokens.
+        let e = tok.encode(&"who ".repeat(100), &[&long], 32).unwrap();
+        assert_eq!(e.len(), 32);
+        assert_eq!(e.types.iter().filter(|&&t| t == 1).count(), 15);
+    }
+}

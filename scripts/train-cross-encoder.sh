@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The cross-encoder training runs behind docs/results/cross-encoder.md, as they were run
+# (2-core shared CPU; each run resumable with the same command plus --resume).
+#   bash scripts/train-cross-encoder.sh adapt      # all-MiniLM-L6-v2 fine-tuned on WikiQA train
+#   bash scripts/train-cross-encoder.sh transfer   # TANDA step 1: TrecQA TRAIN-ALL (12k-pair subset)
+#   bash scripts/train-cross-encoder.sh tanda      # TANDA step 2: adapt the transferred model on WikiQA
+#   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${DATA:-../shared/data}
+base=${BASE:-vendor/models/all-minilm-l6-v2}
+bin=target/release/ansel
+[ -x "$bin" ] || cargo build --release -p ansel
+export OMP_NUM_THREADS=1
+wiki=(--train "$data/wikiqa/WikiQA-train.tsv" --dev "$data/wikiqa/WikiQA-dev.tsv")
+common=(--model cross-encoder --lr 3e-5 --batch-size 16 --accumulate 2 --threads 1 --seed 42)
+case "${1:-}" in
+  adapt)
+    "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa \
+      --epochs 3 --eval-every 90 --name minilm-l6-wikiqa "${@:2}" ;;
+  transfer)
+    "$bin" train "${common[@]}" --base "$base" --train "$data/trecqa/jsonl/train-all.jsonl.gz" \
+      --dev "$data/trecqa/jsonl/dev-filtered.jsonl" --out runs/minilm-trecqa-transfer \
+      --epochs 1 --max-pairs 12000 --eval-every 75 --name minilm-l6-trecqa-transfer "${@:2}" ;;
+  tanda)
+    "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer "${wiki[@]}" --out runs/minilm-tanda \
+      --epochs 1 --max-steps 100 --eval-every 50 --name minilm-l6-tanda "${@:2}" ;;
+  context)
+    "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
+      --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
+  *) echo "usage: $0 adapt|transfer|tanda|context [extra ansel train flags]" >&2; exit 2 ;;
+esac
