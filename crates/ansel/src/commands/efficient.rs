@@ -1,11 +1,10 @@
 //! `ansel train --model cosinenet|relcnn|compare-aggregate` and loading of those models.
 
 use super::train::TrainArgs;
-use ansel_data::read_path;
 use ansel_efficient::{Architecture, EfficientRanker, Loss, RnnKind, TrainOptions};
 use ansel_model::{ModelCard, Ranker};
 use ansel_vectors::VectorSource;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 
@@ -56,8 +55,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.lr = args.lr;
     opts.epochs = args.epochs.unwrap_or(opts.epochs);
     opts.batch_pairs = args.batch_size.unwrap_or(opts.batch_pairs);
-    let train_data = read_path(&args.train, None).context("cannot read --train data")?;
-    let dev_data = read_path(&args.dev, None).context("cannot read --dev data")?;
+    let (train_data, dev_data) = args.read_splits()?;
     let summary = ansel_efficient::train(&opts, &train_data, &dev_data)?;
     eprintln!(
         "{}: dev MAP {:.4} (epoch {} of {}), {} trainable parameters, {:.1} s of training; saved to {}",

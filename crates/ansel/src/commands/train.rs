@@ -79,6 +79,15 @@ pub struct CrossEncoderArgs {
     pub name: Option<String>,
 }
 
+impl TrainArgs {
+    /// The --train and --dev data sets, each error naming its option.
+    pub fn read_splits(&self) -> Result<(Vec<ansel_data::Question>, Vec<ansel_data::Question>)> {
+        let train = ansel_data::read_path(&self.train, None).context("cannot read --train data")?;
+        let dev = ansel_data::read_path(&self.dev, None).context("cannot read --dev data")?;
+        Ok((train, dev))
+    }
+}
+
 type Trainer = fn(&TrainArgs) -> Result<()>;
 
 /// Trainable model families, by the name `--model` takes. A new family registers one line here.
@@ -97,11 +106,7 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     let Some(base) = ce.base.as_deref() else {
         bail!("--model cross-encoder needs --base DIR (a Hugging Face BERT directory or a cross-encoder)")
     };
-    let read = |path: &std::path::Path| {
-        ansel_data::read_path(path, None).with_context(|| "cannot read data".to_string())
-    };
-    let train = read(&args.train)?;
-    let dev = read(&args.dev)?;
+    let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::train::TrainOptions::defaults(base, &args.out);
     opts.train_path = args.train.display().to_string();
     opts.dev_path = args.dev.display().to_string();
