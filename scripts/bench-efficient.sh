@@ -117,40 +117,6 @@ print("""## Set-up and deviations from the thesis
   the RNN reads them in that order; the `birnn` row against the `none` row measures what that does.
 - Text: ansel's lower-cased word tokens, questions cut at 40 and candidates at 60 tokens.""")
 PY
-# The committed models (models/<set>-*): their test rows and scoring throughput.
-: > docs/results/efficient-models.jsonl
-for dir in models/*/; do
-  dir=${dir%/}
-  [[ -f $dir/model.json ]] || continue
-  case $dir in
-    *trecqa*) test=(--data "$data/trecqa/jsonl/test-filtered.jsonl" --clean) ;;
-    *) test=(--data "$data/wikiqa/WikiQA-test.tsv") ;;
-  esac
-  "$ansel" eval "${test[@]}" --model "$dir" --json >> docs/results/efficient-models.jsonl
-  "$ansel" bench --data "$data/wikiqa/WikiQA-test.tsv" --model "$dir" --repeat 5 >> docs/results/efficient-models.jsonl
-  # libtorch frees and maps again its multi-MB activations for every batch; a higher glibc mmap
-  # threshold keeps them in the heap and saves the page faults.
-  GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=268435456 \
-    "$ansel" bench --data "$data/wikiqa/WikiQA-test.tsv" --model "$dir" --repeat 5 >> docs/results/efficient-models.jsonl
-done
-python3 - docs/results/efficient-models.jsonl >> docs/results/efficient-rankers.md <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-print("\n## Committed models\n")
-print("`ansel eval --model models/NAME` reproduces these rows; `ansel bench` measures scoring speed on")
-print("WikiQA test (6,165 pairs, whole data set scored 5 times after a warm-up pass, one intra-op thread,")
-print("`OMP_NUM_THREADS=1`; median of the 5 passes, on the shared 2-core machine).\n")
-print("The last column sets `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=268435456`")
-print("(glibc keeps libtorch's per-batch activations in its heap instead of mapping them afresh).\n")
-print("| model | test set | questions | MAP | MRR | P@1 | pairs/s (median) | pairs/s (median, malloc tuned) |")
-print("|---|---|---|---|---|---|---|---|")
-for report, bench, tuned in zip(rows[0::3], rows[1::3], rows[2::3]):
-    print(f"| `{report['model']}` | {report['data'].split('/')[-1]}{' (clean)' if report['filter'] == 'clean' else ''} | {report['questions']} "
-          f"| {report['MAP']:.4f} | {report['MRR']:.4f} | {report['P@1']:.4f} "
-          f"| {bench['median_pairs_per_second']:,.0f} | {tuned['median_pairs_per_second']:,.0f} |")
-best = max((b["median_pairs_per_second"] for b in rows if "median_pairs_per_second" in b), default=0)
-print(f"\nIssue 4 target: scoring at >= 10,000 pairs/s. Measured: best median {best:,.0f} pairs/s (see the table for which setting), "
-      f"{'reached' if best >= 10000 else 'NOT reached'} on this shared machine.")
-PY
-sed -i "s#$data#../shared/data#g" docs/results/efficient-models.jsonl
+# The committed models: their test rows and scoring throughput.
+bash scripts/bench-efficient-models.sh
 cat docs/results/efficient-rankers.md

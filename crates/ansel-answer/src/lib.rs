@@ -5,7 +5,9 @@
 //! 1. **retrieve**: BM25 (tantivy) picks `retrieve` sentences from the whole index;
 //! 2. **prune** (optional): a cheap [`Ranker`] keeps the best `keep` of them;
 //! 3. **rerank**: the strongest ranker orders what is left, in chunks of
-//!    `rerank_chunk`, best-pruned first, until the time budget runs out.
+//!    `rerank_chunk`, best-pruned first, until the time budget runs out (a
+//!    ranker that [reads the whole list](Ranker::reads_whole_list) gets it
+//!    in one piece).
 //!
 //! Candidates keep their document context (title, position, neighbours), so
 //! context-aware models such as `wo-rr` see real document positions. Many
@@ -180,7 +182,11 @@ impl Answerer {
     /// Reranks the candidates left, chunk by chunk, best first, while each
     /// question's deadline allows; one `score_all` call per chunk round.
     fn rerank(&self, pending: &mut [(usize, Pending)]) -> Result<(), AnswerError> {
-        let chunk = self.cascade.rerank_chunk.max(1);
+        let chunk = if self.cascade.rerank.reads_whole_list() {
+            usize::MAX
+        } else {
+            self.cascade.rerank_chunk.max(1)
+        };
         let mut rescored: Vec<Vec<(usize, f32, Stage)>> = vec![Vec::new(); pending.len()];
         loop {
             let now = Instant::now();
@@ -197,7 +203,7 @@ impl Answerer {
                 .iter()
                 .map(|&i| {
                     let p = &pending[i].1;
-                    let end = (p.reranked + chunk).min(p.order.len());
+                    let end = p.reranked.saturating_add(chunk).min(p.order.len());
                     Question {
                         candidates: p.order[p.reranked..end]
                             .iter()
@@ -210,7 +216,8 @@ impl Answerer {
             let scores = self.cascade.rerank.score_all(&questions)?;
             for (&i, scores) in active.iter().zip(scores) {
                 let p = &mut pending[i].1;
-                let chunk_order = &p.order[p.reranked..(p.reranked + chunk).min(p.order.len())];
+                let chunk_order =
+                    &p.order[p.reranked..p.reranked.saturating_add(chunk).min(p.order.len())];
                 check_score_count(self.cascade.rerank.as_ref(), &scores, chunk_order.len())?;
                 for (&(c, _, _), score) in chunk_order.iter().zip(scores) {
                     rescored[i].push((c, score, Stage::Rerank));

@@ -107,14 +107,29 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Reads a data file, gunzipping it when it is gzip and guessing the format
-/// when `format` is `None`.
+/// The path that means standard input.
+pub const STDIN_PATH: &str = "-";
+
+/// Reads a data file (`-`: standard input, named `<stdin>` in errors),
+/// gunzipping it when it is gzip and guessing the format when `format` is `None`.
 pub fn read_path(path: &Path, format: Option<Format>) -> Result<Vec<Question>, DataError> {
+    let from_stdin = path == Path::new(STDIN_PATH);
+    let path = if from_stdin {
+        Path::new("<stdin>")
+    } else {
+        path
+    };
     let io_err = |source| DataError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let raw = std::fs::read(path).map_err(io_err)?;
+    let raw = if from_stdin {
+        let mut raw = Vec::new();
+        std::io::stdin().read_to_end(&mut raw).map_err(io_err)?;
+        raw
+    } else {
+        std::fs::read(path).map_err(io_err)?
+    };
     let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(raw.as_slice())

@@ -29,8 +29,9 @@ struct EncodedPair {
 #[derive(Debug, Clone)]
 pub struct EncodedQuestion {
     pairs: Vec<EncodedPair>,
-    /// Candidate indices in the order the RNN reads them: document order when
-    /// every candidate has a position, else the order the reader gave.
+    /// Candidate indices in the order the RNN reads them: document order (by
+    /// document, then position) when every candidate has a position, else the
+    /// order the reader gave.
     order: Vec<usize>,
     labels: Vec<bool>,
 }
@@ -63,11 +64,12 @@ impl EncodedQuestion {
             .collect();
         let mut order: Vec<usize> = (0..question.candidates.len()).collect();
         if question.has_document_order() {
+            // Candidates retrieved from many documents (`ask`) are read one document after another.
             order.sort_by_key(|&i| {
                 question.candidates[i]
                     .context
                     .as_ref()
-                    .map_or(0, |c| c.position)
+                    .map(|c| (c.doc_id.as_str(), c.position))
             });
         }
         EncodedQuestion {

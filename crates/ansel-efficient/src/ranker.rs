@@ -162,4 +162,8 @@ impl Ranker for EfficientRanker {
             .collect();
         Ok(self.lock().score(&encoded))
     }
+
+    fn reads_whole_list(&self) -> bool {
+        self.config.rnn != crate::RnnKind::None
+    }
 }

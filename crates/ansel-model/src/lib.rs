@@ -13,10 +13,12 @@
 
 mod card;
 mod files;
+mod fusion;
 pub mod train;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic};
+pub use fusion::Fusion;
 
 use ansel_data::Question;
 use std::path::PathBuf;
@@ -62,6 +64,14 @@ pub trait Ranker: Send + Sync {
     /// Scores many questions; models that batch across questions override this.
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
         questions.iter().map(|q| self.score(q)).collect()
+    }
+
+    /// Whether a candidate's score depends on the other candidates scored with
+    /// it (an RNN over the list, scores normalised per question). Such a model
+    /// must see a question's whole candidate list in one call, so the cascade
+    /// never splits the list into chunks for it.
+    fn reads_whole_list(&self) -> bool {
+        false
     }
 }
 

@@ -20,8 +20,9 @@ mod metrics;
 pub use batcher::{BatchError, Batcher};
 pub use metrics::Metrics;
 
-use ansel_answer::{Answerer, Answers, Ask};
+use ansel_answer::{AnswerError, Answerer, Answers, Ask};
 use ansel_data::{Candidate, Question};
+use ansel_model::ModelError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
@@ -69,8 +70,36 @@ impl Default for Limits {
 
 /// A rerank job: the question with its candidates.
 type RerankJob = Question;
-type RerankResult = Result<Vec<f32>, String>;
-type AskResult = Result<Answers, String>;
+type RerankResult = Result<Vec<f32>, ApiError>;
+type AskResult = Result<Answers, ApiError>;
+
+/// A model that cannot score this input (e.g. `rr` without document order) is
+/// the request's fault (422); anything else is the server's (500).
+fn model_failure(err: &ModelError) -> ApiError {
+    match err {
+        ModelError::Unsupported { .. } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Unsupported",
+            err.to_string(),
+        ),
+        _ => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Backend",
+            err.to_string(),
+        ),
+    }
+}
+
+fn answer_failure(err: &AnswerError) -> ApiError {
+    match err {
+        AnswerError::Model(err) => model_failure(err),
+        _ => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Backend",
+            err.to_string(),
+        ),
+    }
+}
 
 pub struct AppState {
     answerer: Arc<Answerer>,
@@ -90,9 +119,14 @@ impl AppState {
             let (answerer, metrics) = (answerer.clone(), metrics.clone());
             Batcher::spawn("rerank", limits.max_batch, limits.queue_len, move |jobs| {
                 metrics.batch("rerank", jobs.len());
-                match answerer.cascade.rerank.score_all(&jobs) {
+                let rerank = &answerer.cascade.rerank;
+                match rerank.score_all(&jobs) {
                     Ok(scores) => scores.into_iter().map(Ok).collect(),
-                    Err(e) => jobs.iter().map(|_| Err(e.to_string())).collect(),
+                    // One bad request must not fail the others batched with it.
+                    Err(_) => jobs
+                        .iter()
+                        .map(|job| rerank.score(job).map_err(|e| model_failure(&e)))
+                        .collect(),
                 }
             })
         };
@@ -103,9 +137,9 @@ impl AppState {
                 match answerer.ask_batch(&asks) {
                     Ok(results) => results
                         .into_iter()
-                        .map(|r| r.map_err(|e| e.to_string()))
+                        .map(|r| r.map_err(|e| answer_failure(&e)))
                         .collect(),
-                    Err(e) => asks.iter().map(|_| Err(e.to_string())).collect(),
+                    Err(e) => asks.iter().map(|_| Err(answer_failure(&e))).collect(),
                 }
             })
         };
@@ -376,9 +410,7 @@ async fn rerank(
             text: request.query.clone(),
             candidates,
         };
-        let scores = within_time(limits.timeout, state.rerank_queue.submit(question))
-            .await?
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Backend", e))?;
+        let scores = within_time(limits.timeout, state.rerank_queue.submit(question)).await??;
         Ok(ranks(
             scores,
             &request.texts,
@@ -469,9 +501,7 @@ async fn ask(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesReject
             top_k: request.top_k,
             budget: Some(budget),
         };
-        within_time(limits.timeout, state.ask_queue.submit(job))
-            .await?
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Backend", e))
+        within_time(limits.timeout, state.ask_queue.submit(job)).await?
     })
     .await
 }

@@ -338,3 +338,44 @@ async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
     }
     assert_eq!(last.0, StatusCode::OK, "{}", last.1);
 }
+
+/// Fails like a model that cannot read some inputs: questions containing "odd" are unsupported.
+struct PickyRanker;
+
+impl ansel_model::Ranker for PickyRanker {
+    fn name(&self) -> &str {
+        "picky"
+    }
+
+    fn score(&self, question: &Question) -> ansel_model::Result<Vec<f32>> {
+        if question.text.contains("odd") {
+            return Err(ModelError::Unsupported {
+                model: "picky".into(),
+                message: "cannot score odd questions".into(),
+            });
+        }
+        Ok((0..question.candidates.len()).map(|i| i as f32).collect())
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_score_the_input_gets_422_and_others_in_the_batch_still_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = state_with_reranker(dir.path(), Limits::default(), Box::new(PickyRanker));
+    let odd = r#"{"query": "an odd question", "texts": ["a", "b"]}"#;
+    let fine = r#"{"query": "a fine question", "texts": ["a", "b"]}"#;
+    let (odd_reply, fine_reply) = tokio::join!(
+        call(&state, "POST", "/rerank", odd),
+        call(&state, "POST", "/rerank", fine)
+    );
+    assert_eq!(
+        odd_reply.0,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        odd_reply.1
+    );
+    assert_eq!(json(&odd_reply.1)["error_type"], "Unsupported");
+    assert!(odd_reply.1.contains("cannot score odd questions"));
+    assert_eq!(fine_reply.0, StatusCode::OK, "{}", fine_reply.1);
+    assert_eq!(json(&fine_reply.1)[0]["index"], 1);
+}

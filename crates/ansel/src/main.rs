@@ -47,6 +47,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Benchmarks set ANSEL_MALLOC_DEFAULTS=1 to measure what the tuning buys.
+    if std::env::var_os("ANSEL_MALLOC_DEFAULTS").is_none() {
+        ansel_torch::tune_allocator();
+    }
     let result = match cli.command {
         Command::Eval(args) => commands::eval::run(args),
         Command::EvalTrec(args) => commands::eval_trec::run(args),

@@ -1,4 +1,4 @@
-//! Turns a `--model` argument (a built-in name or a model directory) into a ranker.
+//! Turns a `--model` argument (a built-in name, a model directory or name, or a `+` fusion) into a ranker.
 //!
 //! A model directory holds a `model.json` card; its `kind` picks the loader in
 //! [`LOADERS`]. A new trainable model family registers one line there.
@@ -6,7 +6,7 @@
 use ansel_data::Question;
 use ansel_model::{ModelCard, Ranker};
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
@@ -18,15 +18,16 @@ const LOADERS: &[(&str, Loader)] = &[
     (ansel_bert::KIND, load_cross_encoder),
 ];
 
-/// The model that ranks the candidates of one document (`rank`): the best-ranking
-/// model available that answers a 30-candidate question in under 200 ms
-/// (docs/results/lexical-baselines.md).
-pub const DEFAULT_MODEL: &str = "wo-rr";
+/// The model that ranks candidates users bring (`rank`): word overlap with
+/// position tie-breaks fused with the committed Compare-Aggregate ranker, the
+/// best mean dev MAP over WikiQA and TrecQA of the models that answer a
+/// 30-candidate question in under 200 ms (docs/results/default-model.md).
+pub const DEFAULT_MODEL: &str = "wo-rr+compare-aggregate-wikiqa";
 
 /// The model that orders answers retrieved from many documents (`ask`, `serve`):
-/// position in a document says little across documents, so IDF breaks ties
-/// instead (docs/results/corpus-answers.md).
-pub const DEFAULT_ASK_MODEL: &str = "idf-wo";
+/// position in a document says little across documents, so IDF-weighted
+/// overlap takes word overlap's place in the fusion (docs/results/default-model.md).
+pub const DEFAULT_ASK_MODEL: &str = "idf-wo+compare-aggregate-wikiqa";
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
@@ -35,12 +36,62 @@ fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
 }
 
-/// Resolves a model spec. `corpus` supplies term statistics to lexical models.
+/// Environment variable naming a folder of trained models that `--model NAME` finds by name.
+pub const MODELS_ENV: &str = "ANSEL_MODELS";
+
+/// Folders searched for a model given by name (`--model cosinenet-wikiqa`), in order:
+/// `$ANSEL_MODELS`, then the repository's `models/` beside the binary (`target/release/ansel`
+/// or a copy installed next to a `models` folder), then the checkout the binary was built from.
+pub fn model_folders() -> Vec<PathBuf> {
+    let mut folders = Vec::new();
+    if let Some(dir) = std::env::var_os(MODELS_ENV) {
+        folders.push(PathBuf::from(dir));
+    }
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|exe| {
+        let exe = exe.canonicalize().unwrap_or(exe);
+        exe.parent().map(Path::to_path_buf)
+    }) {
+        folders.push(exe_dir.join("models"));
+        folders.push(exe_dir.join("../../models"));
+    }
+    folders.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+    folders
+}
+
+/// The model directory a bare name refers to, if one of [`model_folders`] holds it.
+fn named_model_dir(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        return None;
+    }
+    model_folders()
+        .into_iter()
+        .map(|folder| folder.join(name))
+        .find(|dir| dir.join(ansel_model::CARD_FILE).is_file())
+}
+
+/// Resolves a model spec: a built-in lexical model, a model directory, the
+/// name of a trained model in one of [`model_folders`], or several of these
+/// joined by `+` (their standardised scores summed: [`ansel_model::Fusion`]).
+/// `corpus` supplies term statistics to lexical models.
 pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
+    if spec.contains('+') && !Path::new(spec).exists() {
+        let members = spec
+            .split('+')
+            .map(|member| resolve_one(member.trim(), corpus))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Box::new(ansel_model::Fusion::new(members)));
+    }
+    resolve_one(spec, corpus)
+}
+
+/// Resolves one model of a spec (no `+`).
+fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     if let Some(ranker) = ansel_lexical::from_spec(spec, corpus).map_err(|e| anyhow!(e))? {
         return Ok(ranker);
     }
-    let dir = Path::new(spec);
+    let path = Path::new(spec);
+    let named = (!path.is_dir()).then(|| named_model_dir(spec)).flatten();
+    let dir = named.as_deref().unwrap_or(path);
     if dir.is_dir() {
         let card =
             ModelCard::read(dir).with_context(|| format!("{spec} is not a model directory"))?;
@@ -57,8 +108,14 @@ pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
             })?;
         return load(dir, &card).with_context(|| format!("cannot load model {spec}"));
     }
+    let searched: Vec<String> = model_folders()
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
     bail!(
-        "unknown model {spec:?}; built-in models: {}, or a model directory",
-        ansel_lexical::NAMES.join(", ")
+        "unknown model {spec:?}: not a built-in model ({}), not a model directory, and no model of \
+         that name in {} (set {MODELS_ENV} to the folder that holds it)",
+        ansel_lexical::NAMES.join(", "),
+        searched.join(", ")
     )
 }

@@ -152,6 +152,78 @@ fn rank_scores_candidates_users_bring() {
     assert_eq!(line["ranking"], serde_json::json!(["b", "a"]));
 }
 
+#[test]
+fn rank_reads_standard_input_and_finds_shipped_models_by_name() {
+    let input = r#"{"id": "q1", "question": "Who wrote Hamlet?", "candidates": [{"id": "a", "text": "Hamlet is a play."}, {"id": "b", "text": "Shakespeare wrote Hamlet around 1600."}]}"#;
+    // The default model fuses word overlap with the committed Compare-Aggregate ranker,
+    // found by name from the binary's location, whatever the working directory.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(["rank", "--data", "-"])
+        .current_dir(elsewhere.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{input}\n").as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line: serde_json::Value =
+        serde_json::from_str(String::from_utf8(output.stdout).unwrap().trim()).unwrap();
+    assert_eq!(line["model"], "wo-rr+compare-aggregate-wikiqa");
+    assert_eq!(line["ranking"], serde_json::json!(["b", "a"]));
+
+    // Bad input on standard input is reported as <stdin> with its line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(["rank", "--data", "-", "--format", "jsonl", "--model", "wo"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{input}\n{{\"question\": 3}}\n").as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("<stdin>:2"), "{err}");
+
+    // A name no folder holds is explained, with the folders searched.
+    let output = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args([
+            "rank",
+            "--data",
+            "-",
+            "--format",
+            "jsonl",
+            "--model",
+            "no-such-model",
+        ])
+        .env("ANSEL_MODELS", elsewhere.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("unknown model \"no-such-model\"") && err.contains("ANSEL_MODELS"),
+        "{err}"
+    );
+}
+
 /// SIGKILLs the indexer after its first commit, then checks that every
 /// committed document is in the index, whole, and that indexing can resume.
 #[test]
@@ -373,12 +445,14 @@ fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
         "--json",
     ]);
     let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(report["model"], "idf-wo");
+    assert_eq!(report["model"], "idf-wo+compare-aggregate-wikiqa");
     assert_eq!(report["prune_model"], "bm25");
     assert_eq!(report["questions"], 28);
-    // A regression guard: the default cascade answers most sample questions first.
+    // A regression guard: the default cascade answers most sample questions first
+    // (0.75 measured in docs/results/default-model.md) and finds nearly all of them.
     let p_at_1 = report["P@1"].as_f64().unwrap();
-    assert!(p_at_1 >= 0.8, "P@1 {p_at_1}");
+    assert!(p_at_1 >= 0.7, "P@1 {p_at_1}");
+    assert!(report["found"].as_u64().unwrap() >= 26, "{report}");
     assert!(report["MRR"].as_f64().unwrap() >= p_at_1);
 
     let bad = dir.path().join("bad.jsonl");

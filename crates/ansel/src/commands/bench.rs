@@ -10,7 +10,7 @@ use std::time::Instant;
 pub struct BenchArgs {
     #[command(flatten)]
     data: DataArgs,
-    /// Model: a built-in name or a model directory.
+    /// Model (any `--model` spec of `ansel eval`).
     #[arg(long)]
     model: String,
     /// Timed passes over the whole data set (after one untimed warm-up pass).

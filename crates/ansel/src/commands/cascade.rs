@@ -15,7 +15,7 @@ pub struct CascadeArgs {
     /// Index folder, made by `ansel index`.
     #[arg(long)]
     pub index: PathBuf,
-    /// Model that orders the final answers: a built-in name or a model directory.
+    /// Model that orders the final answers (any `--model` spec of `ansel eval`).
     #[arg(long, default_value = models::DEFAULT_ASK_MODEL)]
     pub model: String,
     /// Cheap model that prunes the retrieved sentences first; `none` skips pruning.

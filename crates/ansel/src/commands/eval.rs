@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct EvalArgs {
     #[command(flatten)]
     data: DataArgs,
-    /// Model: a built-in name (wo, idf-wo, rr, wo-rr, bm25[:k1=..,b=..]) or a model directory. Repeat to compare.
+    /// Model: a built-in name (wo, idf-wo, rr, wo-rr, bm25[:k1=..,b=..]), a model directory, the name of a model in models/, or several joined by `+` (fused). Repeat to compare.
     #[arg(long = "model", required = true)]
     models: Vec<String>,
     /// Also drop questions whose candidates are all positive (TrecQA "clean"/"filtered").

@@ -21,7 +21,8 @@ use std::path::PathBuf;
 /// Where to read questions from; shared by every command that reads data.
 #[derive(Args)]
 pub struct DataArgs {
-    /// Data file (WikiQA .tsv, TrecQA .jsonl[.gz], SelQA .json, SQuAD .json, ansel .jsonl).
+    /// Data file (WikiQA .tsv, TrecQA .jsonl[.gz], SelQA .json, SQuAD .json, ansel .jsonl);
+    /// `-` reads standard input.
     #[arg(long)]
     pub data: PathBuf,
     /// Input format; guessed from the file when absent.

@@ -9,7 +9,7 @@ use std::io::Write;
 pub struct RankArgs {
     #[command(flatten)]
     data: DataArgs,
-    /// Model: a built-in name (wo, idf-wo, rr, wo-rr, bm25[:k1=..,b=..]) or a model directory.
+    /// Model: a built-in name (wo, idf-wo, rr, wo-rr, bm25[:k1=..,b=..]), a model directory, the name of a model in models/, or several joined by `+` (fused).
     #[arg(long, default_value = models::DEFAULT_MODEL)]
     model: String,
 }

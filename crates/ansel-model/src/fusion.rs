@@ -1,0 +1,152 @@
+//! Score fusion: several rankers' opinions in one score.
+
+use crate::{Ranker, Result};
+use ansel_data::Question;
+
+/// Sums its members' scores after standardising each member's scores within a
+/// question (zero mean, unit variance), so models on different scales (word
+/// counts, logits) weigh the same. Lexical and neural rankers err on different
+/// candidates, and their sum ranks better than either on data neither was
+/// tuned for (docs/results/default-model.md). Written `a+b` on the command line.
+pub struct Fusion {
+    name: String,
+    members: Vec<Box<dyn Ranker>>,
+}
+
+impl Fusion {
+    /// Fuses `members` (at least one).
+    pub fn new(members: Vec<Box<dyn Ranker>>) -> Fusion {
+        let name = members
+            .iter()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join("+");
+        Fusion { name, members }
+    }
+}
+
+/// `scores` standardised; all zeros when they do not vary. NaN stays NaN.
+fn standardised(scores: &[f32]) -> Vec<f32> {
+    let finite: Vec<f64> = scores
+        .iter()
+        .filter(|s| s.is_finite())
+        .map(|&s| f64::from(s))
+        .collect();
+    if finite.is_empty() {
+        return scores.to_vec();
+    }
+    let n = finite.len() as f64;
+    let mean = finite.iter().sum::<f64>() / n;
+    let sd = (finite.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / n).sqrt();
+    scores
+        .iter()
+        .map(|&s| match s {
+            s if s.is_nan() => f32::NAN,
+            s if s.is_infinite() => s,
+            _ if sd == 0.0 => 0.0,
+            s => ((f64::from(s) - mean) / sd) as f32,
+        })
+        .collect()
+}
+
+impl Ranker for Fusion {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        let mut fused: Vec<Vec<f32>> = questions
+            .iter()
+            .map(|q| vec![0.0; q.candidates.len()])
+            .collect();
+        for member in &self.members {
+            for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
+                if scores.len() != total.len() {
+                    return Err(crate::ModelError::Backend(format!(
+                        "{}: {} scores for {} candidates",
+                        member.name(),
+                        scores.len(),
+                        total.len()
+                    )));
+                }
+                for (t, s) in total.iter_mut().zip(standardised(&scores)) {
+                    *t += s;
+                }
+            }
+        }
+        Ok(fused)
+    }
+
+    /// Standardising uses the whole list.
+    fn reads_whole_list(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ansel_data::Candidate;
+
+    struct Fixed(&'static str, Vec<f32>);
+
+    impl Ranker for Fixed {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn score(&self, _: &Question) -> Result<Vec<f32>> {
+            Ok(self.1.clone())
+        }
+    }
+
+    fn question(n: usize) -> Question {
+        Question {
+            id: "q".into(),
+            text: "q".into(),
+            candidates: (0..n)
+                .map(|i| Candidate {
+                    id: i.to_string(),
+                    text: String::new(),
+                    label: None,
+                    context: None,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn members_on_different_scales_weigh_the_same() {
+        // Alone, the large-scale member would decide; standardised, each one's
+        // favourite ties and the candidate both like second-best wins.
+        let fusion = Fusion::new(vec![
+            Box::new(Fixed("counts", vec![100.0, 0.0, 60.0])),
+            Box::new(Fixed("logits", vec![0.0, 1.0, 0.8])),
+        ]);
+        assert_eq!(fusion.name(), "counts+logits");
+        let scores = fusion.score(&question(3)).unwrap();
+        assert!(scores[2] > scores[0] && scores[2] > scores[1], "{scores:?}");
+        assert!(fusion.reads_whole_list());
+    }
+
+    #[test]
+    fn constant_and_nan_scores_do_not_poison_the_sum() {
+        let fusion = Fusion::new(vec![
+            Box::new(Fixed("flat", vec![3.0, 3.0, 3.0])),
+            Box::new(Fixed("gappy", vec![1.0, f32::NAN, 2.0])),
+        ]);
+        let scores = fusion.score(&question(3)).unwrap();
+        assert_eq!(scores[0], -1.0);
+        assert!(scores[1].is_nan());
+        assert_eq!(scores[2], 1.0);
+    }
+
+    #[test]
+    fn a_member_with_the_wrong_number_of_scores_is_an_error() {
+        let fusion = Fusion::new(vec![Box::new(Fixed("short", vec![1.0]))]);
+        assert!(fusion.score(&question(2)).is_err());
+    }
+}
