@@ -25,6 +25,11 @@ pub struct HeadConfig {
     /// of [candidate; previous; next] (zeros where a neighbour is missing).
     #[serde(default)]
     pub loct: bool,
+    /// Add the frozen cross-encoder's own logit for the candidate to the head's output, so
+    /// that the head learns a correction of the base score (a frozen-encoder choice; the
+    /// paper's encoder is fine-tuned with the head instead).
+    #[serde(default)]
+    pub residual: bool,
 }
 
 impl HeadConfig {
@@ -38,13 +43,15 @@ impl HeadConfig {
             mi_weight: 0.3,
             dropout: 0.1,
             loct: false,
+            residual: false,
         }
     }
 
     /// A short name for tables: "CASSIE", "CASSIE -OT", "LOCT head", ...
     pub fn label(&self) -> String {
+        let base = if self.residual { " + base logit" } else { "" };
         if self.loct {
-            return "LOCT (frozen-encoder head)".into();
+            return format!("LOCT (frozen-encoder head){base}");
         }
         let mut off = Vec::new();
         if !self.ot {
@@ -57,9 +64,9 @@ impl HeadConfig {
             off.push("MI");
         }
         if off.is_empty() {
-            "CASSIE (full)".into()
+            format!("CASSIE (full){base}")
         } else {
-            format!("CASSIE without {}", off.join(", "))
+            format!("CASSIE without {}{base}", off.join(", "))
         }
     }
 }
@@ -76,6 +83,8 @@ pub struct NodeBatch {
     pub cost: Tensor,
     /// 1 for a real sentence, 0 for a padding node `[B, 3]`.
     pub real: Tensor,
+    /// The frozen cross-encoder's logit of each node's pair `[B, 3]`.
+    pub logit: Tensor,
     /// Gold labels `[B, 3]` (0 where unknown) and 1 where known `[B, 3]`.
     pub labels: Tensor,
     pub known: Tensor,
@@ -160,7 +169,7 @@ impl Head {
                 .relu()
                 .dropout(self.config.dropout, train);
             let logit = self.loct2.forward(&h).squeeze_dim(1);
-            return (logit, h.unsqueeze(1));
+            return (self.plus_base(logit, b), h.unsqueeze(1));
         }
         let x = self.nodes(b, train);
         let h = if self.config.gcn {
@@ -187,7 +196,15 @@ impl Head {
                     .dropout(self.config.dropout, train),
             )
             .squeeze_dim(1);
-        (logit, h)
+        (self.plus_base(logit, b), h)
+    }
+
+    fn plus_base(&self, logit: Tensor, b: &NodeBatch) -> Tensor {
+        if self.config.residual {
+            logit + b.logit.select(1, 0)
+        } else {
+            logit
+        }
     }
 
     /// L_MI (eq. 3) over ordered pairs (i, j), i != j, of real nodes with known labels where
@@ -256,6 +273,7 @@ mod tests {
             pooled: Tensor::randn([bsz, 3, d], opts),
             cost: Tensor::rand([bsz, 3], opts) * 5.0,
             real: Tensor::from_slice(&[1f32, 1.0, 0.0]).repeat([bsz, 1]),
+            logit: Tensor::randn([bsz, 3], opts),
             labels: Tensor::from_slice(&[1f32, 1.0, 0.0]).repeat([bsz, 1]),
             known: Tensor::ones([bsz, 3], opts),
         }

@@ -17,6 +17,7 @@ pub struct NodeTable {
     pub pooled: Tensor,
     pub ot_cost: Tensor,
     pub mean_cost: Tensor,
+    pub logit: Tensor,
 }
 
 /// A split ready for the head: one item per candidate.
@@ -54,6 +55,7 @@ impl Prepared {
             pooled: with_pad(&split.pairs.pooled),
             ot_cost: with_pad(&alignment.ot_cost),
             mean_cost: with_pad(&alignment.mean_cost),
+            logit: with_pad(&Tensor::from_slice(&split.pairs.logits)),
         };
         let mut nodes = Vec::new();
         let mut labels = Vec::new();
@@ -128,6 +130,7 @@ impl Prepared {
             mean: gather(&self.table.mean_vec),
             pooled: gather(&self.table.pooled),
             cost: gather(cost),
+            logit: gather(&self.table.logit),
             real: Tensor::from_slice(&real).view([b, 3]),
             labels: rows(&self.labels),
             known: rows(&self.known),

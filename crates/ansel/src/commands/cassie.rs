@@ -37,6 +37,9 @@ pub struct CassieArgs {
     /// Train the frozen-encoder LOCT baseline head instead of CASSIE.
     #[arg(long)]
     pub loct_head: bool,
+    /// Add the base cross-encoder's logit to the head's output (the head learns a correction).
+    #[arg(long)]
+    pub residual: bool,
     /// Sinkhorn entropic regularisation (relative to the mean word distance of a pair).
     #[arg(long, default_value_t = 0.1)]
     pub epsilon: f64,
@@ -52,6 +55,7 @@ impl CassieArgs {
         h.gcn = !self.no_gcn;
         h.mi_weight = if self.no_mi { 0.0 } else { self.mi_weight };
         h.loct = self.loct_head;
+        h.residual = self.residual;
         h
     }
 
@@ -239,6 +243,9 @@ pub struct CassieBenchArgs {
     /// Only encode the splits into the cache.
     #[arg(long)]
     cache_only: bool,
+    /// Every head adds the base cross-encoder's logit to its output.
+    #[arg(long)]
+    residual: bool,
     /// Markdown file to write (printed too).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -318,30 +325,35 @@ pub fn bench(args: CassieBenchArgs) -> Result<()> {
         reports: vec![eval(&test_f)],
         dev: vec![eval(&dev_f)],
     }];
+    let full = || {
+        let mut h = HeadConfig::full(dim);
+        h.residual = args.residual;
+        h
+    };
     let mut variants: Vec<(HeadConfig, &str)> = Vec::new();
-    let mut loct = HeadConfig::full(dim);
+    let mut loct = full();
     loct.loct = true;
     loct.mi_weight = 0.0;
     variants.push((
         loct,
         "FFN over [mean words; pooled CLS] of candidate, prev, next",
     ));
-    let mut no_ot = HeadConfig::full(dim);
+    let mut no_ot = full();
     no_ot.ot = false;
     variants.push((
         no_ot,
         "sentence vector = mean of all content words; cost under a b^T",
     ));
-    let mut no_gcn = HeadConfig::full(dim);
+    let mut no_gcn = full();
     no_gcn.gcn = false;
     variants.push((
         no_gcn,
         "candidate node input straight to the score FFN (MI still on node inputs)",
     ));
-    let mut no_mi = HeadConfig::full(dim);
+    let mut no_mi = full();
     no_mi.mi_weight = 0.0;
     variants.push((no_mi, "gamma = 0"));
-    variants.push((HeadConfig::full(dim), "OT + GCN + MI (gamma 0.3)"));
+    variants.push((full(), "OT + GCN + MI (gamma 0.3)"));
     let mut log = Vec::new();
     for (config, what) in variants {
         let mut row = Row {
