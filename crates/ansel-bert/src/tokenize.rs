@@ -241,6 +241,17 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn pieces_map_back_to_their_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer(dir.path());
+        let (ids, word_of, words) = tok.word_pieces_by_word("The PLAYS, zebra.").unwrap();
+        assert_eq!(ids, vec![17, 16, 19, 1, 1, 21]);
+        assert_eq!(word_of, vec![0, 1, 1, 2, 3, 4]);
+        assert_eq!(words, vec!["the", "plays", ",", "zebra", "."]);
+        assert_eq!(ids, tok.word_pieces("The PLAYS, zebra.").unwrap());
+    }
+
+    #[test]
     fn truncation_keeps_the_question_and_each_segment_gets_its_sep() {
         let dir = tempfile::tempdir().unwrap();
         let tok = tiny_tokenizer(dir.path());

@@ -30,6 +30,10 @@ pub struct HeadConfig {
     /// paper's encoder is fine-tuned with the head instead).
     #[serde(default)]
     pub residual: bool,
+    /// Score FFN reads `[h_1^L; h_1^0]`: the candidate's GCN output and its own node input
+    /// (a skip connection; the paper scores `h_1^L` alone).
+    #[serde(default)]
+    pub skip: bool,
 }
 
 impl HeadConfig {
@@ -44,12 +48,18 @@ impl HeadConfig {
             dropout: 0.1,
             loct: false,
             residual: false,
+            skip: false,
         }
     }
 
     /// A short name for tables: "CASSIE", "CASSIE -OT", "LOCT head", ...
     pub fn label(&self) -> String {
-        let base = if self.residual { " + base logit" } else { "" };
+        let base = match (self.residual, self.skip && self.gcn && !self.loct) {
+            (false, false) => "",
+            (true, false) => " + base logit",
+            (false, true) => " + skip",
+            (true, true) => " + skip + base logit",
+        };
         if self.loct {
             return format!("LOCT (frozen-encoder head){base}");
         }
@@ -103,8 +113,8 @@ pub struct Head {
     out2: nn::Linear,
     mi1: nn::Linear,
     mi2: nn::Linear,
-    loct1: nn::Linear,
-    loct2: nn::Linear,
+    /// Only in LOCT heads.
+    loct: Option<(nn::Linear, nn::Linear)>,
 }
 
 impl Head {
@@ -124,12 +134,13 @@ impl Head {
             gcn: (0..config.gcn_layers)
                 .map(|l| lin(&format!("gcn{l}"), h, h))
                 .collect(),
-            out1: lin("out1", h, h),
+            out1: lin("out1", if config.skip && config.gcn { 2 * h } else { h }, h),
             out2: lin("out2", h, 1),
             mi1: lin("mi1", 2 * h, h),
             mi2: lin("mi2", h, 1),
-            loct1: lin("loct1", 6 * d, h),
-            loct2: lin("loct2", h, 1),
+            loct: config
+                .loct
+                .then(|| (lin("loct1", 6 * d, h), lin("loct2", h, 1))),
             config,
         }
     }
@@ -160,21 +171,20 @@ impl Head {
 
     /// Logits `[B]` and final node representations `[B, 3, H]`.
     pub fn forward(&self, b: &NodeBatch, train: bool) -> (Tensor, Tensor) {
-        if self.config.loct {
+        if let Some((loct1, loct2)) = &self.loct {
             let real = b.real.unsqueeze(2);
             let feats = Tensor::cat(&[&b.mean * &real, &b.pooled * &real], 2).flatten(1, 2);
-            let h = self
-                .loct1
+            let h = loct1
                 .forward(&feats)
                 .relu()
                 .dropout(self.config.dropout, train);
-            let logit = self.loct2.forward(&h).squeeze_dim(1);
+            let logit = loct2.forward(&h).squeeze_dim(1);
             return (self.plus_base(logit, b), h.unsqueeze(1));
         }
         let x = self.nodes(b, train);
         let h = if self.config.gcn {
             let alpha = self.edges(&x, &b.cost);
-            let mut h = x;
+            let mut h = x.shallow_clone();
             for (l, layer) in self.gcn.iter().enumerate() {
                 h = alpha.matmul(&layer.forward(&h)).relu();
                 if l + 1 < self.gcn.len() {
@@ -183,9 +193,13 @@ impl Head {
             }
             h
         } else {
-            x
+            x.shallow_clone()
         };
-        let cand = h.select(1, 0);
+        let cand = if self.config.skip && self.config.gcn {
+            Tensor::cat(&[h.select(1, 0), x.select(1, 0)], 1)
+        } else {
+            h.select(1, 0)
+        };
         let logit = self
             .out2
             .forward(
