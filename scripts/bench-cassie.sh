@@ -35,6 +35,40 @@ bench --seeds 1 --residual --out "$work/residual.md" >/dev/null
 
 {
   cat "$work/main.md"
+  cat <<'TEXT'
+
+## What was run, and how it differs from the paper
+
+- **Encoder: frozen.** The paper fine-tunes RoBERTa together with the CASSIE head. Here the encoder is
+  the committed cross-encoder `models/minilm-l6-wikiqa` (MiniLM-L6, fine-tuned on WikiQA train),
+  frozen; only the head trains (on 2 shared CPU cores an end-to-end run of one variant would take
+  hours). Its contextual vectors are cached once (f16, `runs/cassie-cache`), so every head trains on
+  the same features.
+- **Encoding: one pair per sentence.** Each sentence (candidate or neighbour) is encoded as
+  `[CLS] q [SEP] s [SEP]`, exactly the input the base model was trained on; WikiQA neighbours are
+  themselves candidates, so every sentence is encoded once and shared by the candidate and its
+  neighbours. The paper encodes `[q; c; prev; next]` in one input with learned segment embeddings;
+  here the learned role embeddings (candidate / previous / next, plus a learned padding node where a
+  neighbour is missing) are added to the graph's node inputs instead.
+- **Node inputs:** `[r_i; pooled [CLS] of the pair]` projected to 128 dimensions plus the role
+  embedding (the paper: `r_i`; with a frozen encoder the sentence's word vectors alone lose the
+  relevance signal the fine-tuned `[CLS]` carries).
+- **OT** as in the paper: content words (stop words and punctuation removed; word pieces averaged
+  into words), mass = number of training questions containing the word (+1 so that words no question
+  has keep some mass), normalised per sentence; cost = Euclidean distance of the contextual vectors
+  (divided by its mean per pair, epsilon 0.1, 50 log-domain Sinkhorn iterations, batched); relevant
+  context = the argmax sentence word of each question word's row; sentence vector = their mean.
+  Edge weights `softmax_j(FFN([h_i * h_j; log(1 + d_i); log(1 + d_j)]))`, 2 GCN layers (eq. 2), score
+  FFN, BCE; MI discriminator on `[h_i; h_j]` over ordered node pairs whose first node is an answer
+  (target: whether the second is), averaged, gamma 0.3 (eq. 3); neighbour labels come from the data
+  where the neighbour is itself a candidate.
+- **LOCT row:** not the fine-tuned LOCT cross-encoder (`ansel train --model cross-encoder --context`
+  was not run: the same CPU limit) but a frozen-encoder LOCT head: an FFN over the concatenated
+  `[mean word vector; pooled [CLS]]` of candidate, previous and next (zeros where missing).
+- **Head training:** AdamW lr 1e-3, weight decay 0.01, batch 32 candidates, dropout 0.1, at most 30
+  epochs, early stopping on dev MAP (patience 5), the best dev-MAP epoch kept; train and dev use
+  the questions with at least one correct answer (as the base model did).
+TEXT
   echo
   echo "## Head settings (seed 1), chosen on dev MAP of full CASSIE"
   echo
