@@ -31,7 +31,7 @@ bench --seeds 1 --residual --out "$work/residual.md" >/dev/null
 
 "$bin" train --model cassie --base models/minilm-l6-wikiqa \
   --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" \
-  --cache runs/cassie-cache --out models/cassie-wikiqa --seed 1 --threads 1 $chosen >/dev/null
+  --cache runs/cassie-cache --out models/cassie-wikiqa --seed 1 --patience 5 --threads 1 $chosen >/dev/null
 
 {
   cat "$work/main.md"

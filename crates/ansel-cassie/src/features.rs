@@ -283,6 +283,7 @@ impl FrozenEncoder {
                 let refs: Vec<&Encoded> = chunk.iter().map(|&i| &encoded[i].0).collect();
                 let batch = Batch::new(&refs, self.tok.pad);
                 let (hidden, pool, logit) = self.model.hidden_pooled_logits(&batch);
+
                 let logit = Vec::<f32>::try_from(&logit.to_kind(Kind::Float))
                     .map_err(ansel_torch::backend)?;
                 for (row, &i) in chunk.iter().enumerate() {
@@ -297,7 +298,11 @@ impl FrozenEncoder {
                         s_kept,
                         q_kept + 2 + s_kept,
                     ));
-                    pooled[i] = Some(pool.get(row as i64));
+                    pooled[i] = Some(
+                        pool.get(row as i64)
+                            .to_kind(Kind::Half)
+                            .to_kind(Kind::Float),
+                    );
                     logits[i] = logit[row];
                 }
                 done += chunk.len();
@@ -372,7 +377,11 @@ fn word_vectors(
         chosen = present;
     }
     if chosen.is_empty() {
-        return (hidden.narrow(0, sep as i64, 1), vec!["[SEP]".to_string()]);
+        let v = hidden
+            .narrow(0, sep as i64, 1)
+            .to_kind(Kind::Half)
+            .to_kind(Kind::Float);
+        return (v, vec!["[SEP]".to_string()]);
     }
     let len = hidden.size()[0];
     let mut avg = vec![0f32; chosen.len() * len as usize];
@@ -386,6 +395,9 @@ fn word_vectors(
     }
     let avg = Tensor::from_slice(&avg).view([chosen.len() as i64, len]);
     let vecs = avg.matmul(&hidden.to_kind(Kind::Float));
+    // Rounded to f16, the precision of the training cache, so that a head scores live input
+    // exactly as it saw it in training.
+    let vecs = vecs.to_kind(Kind::Half).to_kind(Kind::Float);
     (vecs, chosen.iter().map(|&w| tok.words[w].clone()).collect())
 }
 

@@ -52,9 +52,14 @@ impl HeadConfig {
         }
     }
 
+    /// Whether the score FFN reads `[h_1^L; h_1^0]` (only GCN heads have a skip to make).
+    pub fn uses_skip(&self) -> bool {
+        self.skip && self.gcn && !self.loct
+    }
+
     /// A short name for tables: "CASSIE", "CASSIE -OT", "LOCT head", ...
     pub fn label(&self) -> String {
-        let base = match (self.residual, self.skip && self.gcn && !self.loct) {
+        let base = match (self.residual, self.uses_skip()) {
             (false, false) => "",
             (true, false) => " + base logit",
             (false, true) => " + skip",
@@ -134,7 +139,7 @@ impl Head {
             gcn: (0..config.gcn_layers)
                 .map(|l| lin(&format!("gcn{l}"), h, h))
                 .collect(),
-            out1: lin("out1", if config.skip && config.gcn { 2 * h } else { h }, h),
+            out1: lin("out1", if config.uses_skip() { 2 * h } else { h }, h),
             out2: lin("out2", h, 1),
             mi1: lin("mi1", 2 * h, h),
             mi2: lin("mi2", h, 1),
@@ -195,7 +200,7 @@ impl Head {
         } else {
             x.shallow_clone()
         };
-        let cand = if self.config.skip && self.config.gcn {
+        let cand = if self.config.uses_skip() {
             Tensor::cat(&[h.select(1, 0), x.select(1, 0)], 1)
         } else {
             h.select(1, 0)
