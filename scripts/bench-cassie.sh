@@ -89,5 +89,14 @@ TEXT
   echo '```text'
   "$bin" eval --model models/cassie-wikiqa --model models/minilm-l6-wikiqa --data "$data/WikiQA-test.tsv"
   echo '```'
+  echo
+  echo "## What \`ansel explain\` shows"
+  echo
+  echo "For each top answer: every question content word, the candidate/context word it sends most of its"
+  echo "transport mass to (and which share of its mass that is), and each sentence's transport cost:"
+  echo
+  echo '```text'
+  "$bin" explain --model models/cassie-wikiqa --data "$data/WikiQA-test.tsv" --question Q20 --top 2
+  echo '```'
 } > "$out"
 echo "wrote $out"

@@ -94,7 +94,7 @@ impl CassieRanker {
     }
 
     fn prepare(&self, inner: &Inner, questions: &[Question]) -> Result<(SplitFeatures, Prepared)> {
-        let split = SplitFeatures::build(&inner.encoder, questions.to_vec(), None, "", "cassie")?;
+        let split = SplitFeatures::build(&inner.encoder, questions.to_vec(), None, "", "")?;
         let prepared = Prepared::new(&split, &self.mass, &self.settings.ot);
         Ok((split, prepared))
     }

@@ -24,7 +24,7 @@ impl SplitFeatures {
     }
 
     /// Encodes `questions` (or reads them from `cache`, when it holds exactly these pairs
-    /// encoded by `base_key`).
+    /// encoded by `base_key`). Progress goes to stderr under `label` (none when empty).
     pub fn build(
         encoder: &FrozenEncoder,
         questions: Vec<Question>,
@@ -66,7 +66,7 @@ impl SplitFeatures {
                 let total = pairs.len();
                 let mut last = 0;
                 let set = encoder.encode(&pairs, &mut |done| {
-                    if done >= last + 500 || done == total {
+                    if !label.is_empty() && (done >= last + 500 || done == total) {
                         last = done;
                         let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
                         eprintln!("{label}: encoded {done}/{total} pairs ({rate:.1} pairs/s)");
