@@ -51,8 +51,8 @@ bench --seeds 1 --residual --out "$work/residual.md" >/dev/null
   here the learned role embeddings (candidate / previous / next, plus a learned padding node where a
   neighbour is missing) are added to the graph's node inputs instead.
 - **Node inputs:** `[r_i; pooled [CLS] of the pair]` projected to 128 dimensions plus the role
-  embedding (the paper: `r_i`; with a frozen encoder the sentence's word vectors alone lose the
-  relevance signal the fine-tuned `[CLS]` carries).
+  embedding (the paper: `r_i` alone; the pooled `[CLS]` is added so that the frozen cross-encoder's
+  relevance score reaches the graph; node inputs of `r_i` alone were not run).
 - **OT** as in the paper: content words (stop words and punctuation removed; word pieces averaged
   into words), mass = number of training questions containing the word (+1 so that words no question
   has keep some mass), normalised per sentence; cost = Euclidean distance of the contextual vectors
