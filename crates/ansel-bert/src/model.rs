@@ -342,6 +342,16 @@ impl CrossEncoder {
             .squeeze_dim(-1)
     }
 
+    /// Last hidden states `[batch, len, hidden]`, pooled `[CLS]` `[batch, hidden]` and logits
+    /// `[batch]` from one forward pass without dropout (feature extraction for heads on a
+    /// frozen encoder, e.g. CASSIE).
+    pub fn hidden_pooled_logits(&self, batch: &Batch) -> (Tensor, Tensor, Tensor) {
+        let hidden = self.hidden_states(batch, false);
+        let pooled = self.pooler.forward(&hidden.select(1, 0)).tanh();
+        let logits = self.classifier.forward(&pooled).squeeze_dim(-1);
+        (hidden, pooled, logits)
+    }
+
     /// Mean of the last hidden states over real tokens (sentence-transformers pooling); for checks.
     pub fn mean_pooled(&self, batch: &Batch) -> Tensor {
         let hidden = self.hidden_states(batch, false);

@@ -72,6 +72,40 @@ impl PairTokenizer {
         Ok(encoding.get_ids().iter().map(|&i| i64::from(i)).collect())
     }
 
+    /// Word-piece ids of `text` with, for each piece, the index of the word it belongs to in
+    /// the returned word list (words as the pre-tokenizer splits them: whitespace and
+    /// punctuation; each word is its span of `text`, lower-cased).
+    pub fn word_pieces_by_word(&self, text: &str) -> Result<(Vec<i64>, Vec<usize>, Vec<String>)> {
+        let encoding = self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| ModelError::Backend(format!("tokenizer: {e}")))?;
+        let ids: Vec<i64> = encoding.get_ids().iter().map(|&i| i64::from(i)).collect();
+        let mut word_of = Vec::with_capacity(ids.len());
+        let mut words: Vec<String> = Vec::new();
+        let mut last: Option<u32> = None;
+        let mut begin = 0;
+        for (word, &(start, end)) in encoding.get_word_ids().iter().zip(encoding.get_offsets()) {
+            // Pieces without a word id (none for plain text) start a word of their own.
+            if word.is_none() || *word != last || words.is_empty() {
+                begin = start;
+                words.push(String::new());
+            }
+            // A word's pieces are contiguous in `text`: the word is its whole span so far.
+            if let Some(w) = words.last_mut() {
+                *w = text.get(begin..end).unwrap_or("").to_lowercase();
+            }
+            last = *word;
+            word_of.push(words.len() - 1);
+        }
+        Ok((ids, word_of, words))
+    }
+
+    /// `[CLS]` and `[SEP]` ids.
+    pub fn specials(&self) -> (i64, i64) {
+        (self.cls, self.sep)
+    }
+
     /// Ids with special tokens, as Hugging Face's `tokenizer(text)` gives them (used by checks).
     pub fn encode_single(&self, text: &str) -> Result<Vec<i64>> {
         let mut ids = vec![self.cls];
@@ -204,6 +238,17 @@ pub(crate) mod tests {
         assert_eq!(e.types, vec![0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
         // Unknown words map to [UNK], sub-words to ##-pieces.
         assert_eq!(tok.word_pieces("plays zebra").unwrap(), vec![16, 19, 1]);
+    }
+
+    #[test]
+    fn pieces_map_back_to_their_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer(dir.path());
+        let (ids, word_of, words) = tok.word_pieces_by_word("The PLAYS, zebra.").unwrap();
+        assert_eq!(ids, vec![17, 16, 19, 1, 1, 21]);
+        assert_eq!(word_of, vec![0, 1, 1, 2, 3, 4]);
+        assert_eq!(words, vec!["the", "plays", ",", "zebra", "."]);
+        assert_eq!(ids, tok.word_pieces("The PLAYS, zebra.").unwrap());
     }
 
     #[test]

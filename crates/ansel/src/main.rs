@@ -41,6 +41,10 @@ enum Command {
     EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
     Synth(commands::synth::SynthArgs),
+    /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
+    CassieBench(commands::cassie::CassieBenchArgs),
+    /// Show, for the top answers, which candidate and context words each question word aligned to (CASSIE).
+    Explain(commands::cassie::ExplainArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
 }
@@ -64,6 +68,8 @@ fn main() -> ExitCode {
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::CassieBench(args) => commands::cassie::bench(args),
+        Command::Explain(args) => commands::cassie::explain(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

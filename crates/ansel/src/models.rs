@@ -16,6 +16,7 @@ const LOADERS: &[(&str, Loader)] = &[
     ("relcnn", crate::commands::efficient::load),
     ("compare-aggregate", crate::commands::efficient::load),
     (ansel_bert::KIND, load_cross_encoder),
+    (ansel_cassie::KIND, load_cassie),
 ];
 
 /// The model that ranks candidates users bring (`rank`): word overlap with
@@ -34,6 +35,10 @@ pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
 fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
+}
+
+fn load_cassie(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_cassie::CassieRanker::load(dir, card)?))
 }
 
 /// Environment variable naming a folder of trained models that `--model NAME` finds by name.

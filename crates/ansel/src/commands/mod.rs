@@ -2,6 +2,7 @@ pub mod ask;
 pub mod bench;
 pub mod bench_server;
 mod cascade;
+pub mod cassie;
 pub mod convert;
 pub mod efficient;
 pub mod eval;
