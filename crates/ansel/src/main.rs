@@ -41,6 +41,8 @@ enum Command {
     EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
     Synth(commands::synth::SynthArgs),
+    /// Adapt a bi-encoder or cross-encoder to a new domain from its unlabelled text (SEDAN self-learning).
+    Adapt(Box<commands::adapt::AdaptArgs>),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
 }
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
+        Command::Adapt(args) => commands::adapt::run(*args),
         Command::Bench(args) => commands::bench::run(args),
     };
     match result {

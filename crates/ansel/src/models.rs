@@ -16,6 +16,7 @@ const LOADERS: &[(&str, Loader)] = &[
     ("relcnn", crate::commands::efficient::load),
     ("compare-aggregate", crate::commands::efficient::load),
     (ansel_bert::KIND, load_cross_encoder),
+    (ansel_bert::BI_KIND, load_bi_encoder),
 ];
 
 /// The model that ranks the candidates of one document (`rank`): the best-ranking
@@ -33,6 +34,10 @@ pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
 fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
+}
+
+fn load_bi_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_bert::BiEncoderRanker::load(dir, card)?))
 }
 
 /// Resolves a model spec. `corpus` supplies term statistics to lexical models.

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes docs/results/sedan.md (to stdout) from the files bench-sedan.sh leaves in runs/sedan:
+eval.jsonl (ansel eval --json per model), the model cards, and timing.jsonl."""
+import json, os, sys
+
+runs = sys.argv[1]
+evals = {}
+for line in open(os.path.join(runs, "eval.jsonl")):
+    r = json.loads(line)
+    evals[r["name"]] = r
+
+
+def card(name):
+    path = name if name.startswith("models/") else os.path.join(runs, name)
+    try:
+        return json.load(open(os.path.join(path, "model.json")))
+    except OSError:
+        return None
+
+
+def pct(x):
+    return f"{100 * x:.2f}"
+
+
+def row(label, name, training):
+    r = evals.get(name)
+    if r is None:
+        return f"| {label} | {training} | not run | | | | | |"
+    return (f"| {label} | {training} | {pct(r['MRR'])} | {pct(r['MAP'])} | {pct(r['R@1'])} | "
+            f"{pct(r['R@3'])} | {pct(r['R@5'])} | {pct(r['P@1'])} |")
+
+
+HEAD = ("| model | training | MRR | MAP | R@1 | R@3 | R@5 | P@1 |\n"
+        "|---|---|---|---|---|---|---|---|")
+
+out = []
+p = out.append
+p("# SEDAN: unsupervised domain adaptation WikiQA -> TrecQA (issue #8)\n")
+p("Written by `bash scripts/bench-sedan.sh report` from `runs/sedan/` (models trained by the other steps of")
+p("that script; exact commands there). Test set: TrecQA test-filtered (68 questions, 1,442 pairs; `ansel eval")
+p("--clean`). Metrics in percent; R@k = fraction of a question's positives in its top k (TrecQA questions have")
+p("3.6 positives on average, so R@1 is far below P@1). No TrecQA question or label is used for training or")
+p("model selection: stage (b) trains on synthetic questions generated from TrecQA candidate sentences (train,")
+p("dev and test groups, the test sentences included, as the paper does with its test contexts) and stops early on")
+p("held-out synthetic questions.\n")
+
+p("## Bi-encoder (all-MiniLM-L6-v2, Siamese, classifier on [q; s; |q-s|]) before and after adaptation\n")
+p(HEAD)
+p(row("stage (a) only: WikiQA", "bi-wikiqa", "WikiQA train (dev: WikiQA dev)"))
+p(row("**SEDAN**: stage (a) + (b)", "bi-sedan", "stage (a), then `ansel adapt` on TrecQA text"))
+a, b = evals.get("bi-wikiqa"), evals.get("bi-sedan")
+if a and b:
+    d = 100 * (b["MRR"] - a["MRR"])
+    p(f"\nAdaptation changes the bi-encoder's TrecQA MRR by **{d:+.2f} points** "
+      f"(MAP {100 * (b['MAP'] - a['MAP']):+.2f}); the target is >= +3 MRR: "
+      f"**{'met' if d >= 3 else 'not met'}**.\n")
+
+p("## Cross-encoder before and after adaptation\n")
+p(HEAD)
+p(row("models/minilm-l6-wikiqa", "models/minilm-l6-wikiqa", "WikiQA train"))
+p(row("adapted (synthetic pairs)", "ce-sedan", "then `ansel adapt` on TrecQA text"))
+a, b = evals.get("models/minilm-l6-wikiqa"), evals.get("ce-sedan")
+if a and b:
+    p(f"\nCross-encoder MRR change: {100 * (b['MRR'] - a['MRR']):+.2f} points "
+      f"(MAP {100 * (b['MAP'] - a['MAP']):+.2f}).\n")
+
+p("## Ablations (as the paper's Table 5)\n")
+p(HEAD)
+p(row("no fine-tuning + cosine (all-MiniLM-L6-v2 as is)", "minilm-cosine", "none"))
+p(row("domain fine-tuning only (no first stage) + Siamese classifier", "bi-nofirst", "`ansel adapt` from all-MiniLM-L6-v2"))
+p(row("domain fine-tuning only (no first stage) + cosine", "bi-nofirst-cosine", "same weights, cosine"))
+p(row("stage (a) only + cosine", "bi-wikiqa-cosine", "WikiQA weights, cosine"))
+p(row("full fine-tuning (a)+(b) + cosine", "bi-sedan-cosine", "SEDAN weights, cosine"))
+p(row("SEDAN (full architecture)", "bi-sedan", "(a)+(b), classifier"))
+p("\nLexical references: ")
+p(HEAD)
+p(row("bm25", "bm25", "none"))
+p(row("wo-rr", "wo-rr", "none"))
+
+p("\n## Synthetic data (from each adapted model's card)\n")
+p("| model | documents | sentences | passages | generated questions (pairs) | offered to filter | filter | kept questions (pairs) | dropped | used for training: questions (pairs) | held-out dev questions |")
+p("|---|---|---|---|---|---|---|---|---|---|---|")
+for name in ["bi-sedan", "bi-nofirst", "ce-sedan"]:
+    c = card(name)
+    if not c or not c.get("training"):
+        continue
+    x = c["training"]["hyperparameters"].get("extra") or {}
+    g, f, u = x.get("generated", {}), x.get("filtered", {}), x.get("used", {})
+    if not g:
+        continue
+    p(f"| {name} | {g['documents']} | {g['sentences']} | {g['passages']} | {g['questions']} ({g['pairs']}) | "
+      f"{x.get('offered_to_filter', '')} | {f['filter']} top {f['keep_top']} | {f['kept_questions']} ({f['kept_pairs']}) | "
+      f"{f['dropped_questions']} | {u['train_questions']} ({u['train_pairs']}) | {u['dev_questions']} |")
+
+p("\n## Training runs\n")
+p("| model | base | train data | steps/epochs | best dev | train seconds | machine |")
+p("|---|---|---|---|---|---|---|")
+for name in ["bi-wikiqa", "bi-nofirst", "bi-sedan", "ce-sedan"]:
+    c = card(name)
+    if not c or not c.get("training"):
+        continue
+    t = c["training"]
+    best = ", ".join(f"{k} {v:.4f}" for k, v in t["metrics"].items())
+    h = t["hyperparameters"]
+    p(f"| {name} | {t['base'][0]} | {' -> '.join(t['train_data'])} | max_steps {h.get('max_steps')}, "
+      f"epochs completed {t['epochs_completed']}, best eval {t['best_epoch']} | {best} | {t['train_seconds']:.0f} | {t['machine']} |")
+
+tpath = os.path.join(runs, "timing.jsonl")
+if os.path.exists(tpath):
+    p("\n## Generating and filtering 10,000 synthetic questions\n")
+    p("`ansel synth --max-questions 10000` on the candidate sentences of TrecQA TRAIN-ALL (one process, wall time")
+    p("of the whole command including reading the text and writing the output). Target: < 2 minutes.\n")
+    p("| filter model | questions generated (pairs) | generation s | kept (pairs) | filter s | whole command s | max RSS MB |")
+    p("|---|---|---|---|---|---|---|")
+    for line in open(tpath):
+        r = json.loads(line)
+        g, f = r["generated"], r["filtered"]
+        p(f"| {r['filter_model']} | {g['questions']} ({g['pairs']}) | {g['seconds']:.2f} | {f['kept_questions']} ({f['kept_pairs']}) | "
+          f"{f['seconds']:.2f} | {r['process']['wall_s']:.1f} | {r['process']['max_rss_kb'] / 1024:.0f} |")
+print("\n".join(out))
