@@ -38,6 +38,9 @@ pub struct BiTrainOptions {
     pub max_len: usize,
     pub epochs: usize,
     pub lr: f64,
+    /// The classifier head learns at `lr * head_lr_factor`: it starts from random weights
+    /// while the encoder starts trained.
+    pub head_lr_factor: f64,
     /// Pairs per optimizer step (whole questions are added until this many pairs).
     pub batch_size: usize,
     pub warmup: f64,
@@ -71,6 +74,7 @@ impl BiTrainOptions {
             max_len: 64,
             epochs: 1,
             lr: 2e-5,
+            head_lr_factor: 1.0,
             batch_size: 32,
             warmup: 0.1,
             weight_decay: 0.01,
@@ -332,6 +336,11 @@ pub fn train_bi_encoder(
     model.set_requires_grad(true);
     let params = model.params();
     let mut adam = AdamW::new(&params);
+    let (head_params, encoder_params): (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) =
+        params
+            .iter()
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .partition(|(n, _)| n.starts_with("head."));
     let mut log = TrainingLog::open(out)?;
     let mut state = if opts.resume {
         let s = load_checkpoint(&ckpt, &mut model, &mut adam)?;
@@ -391,7 +400,13 @@ pub fn train_bi_encoder(
             let grad_norm = clip_gradients(&params, opts.max_grad_norm);
             let lr = schedule.at(state.opt_step);
             state.opt_step += 1;
-            adam.step(&params, lr, opts.weight_decay, state.opt_step);
+            adam.step(&encoder_params, lr, opts.weight_decay, state.opt_step);
+            adam.step(
+                &head_params,
+                lr * opts.head_lr_factor,
+                opts.weight_decay,
+                state.opt_step,
+            );
             zero_gradients(&params);
             state.batches_done += 1;
             progress.step(n as u64, loss_value);
@@ -516,7 +531,7 @@ fn write_card(
             "architecture": "Siamese bi-encoder: mean-pooled encoder vectors q, s; softmax classifier on [q; s; |q-s|] (SEDAN 3.2.1)",
             "loss": "softmax cross-entropy (2 classes)",
             "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
-            "lr": opts.lr, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
+            "lr": opts.lr, "head_lr_factor": opts.head_lr_factor, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
             "batch_pairs": opts.batch_size, "epochs": opts.epochs, "max_len": opts.max_len,
             "weight_decay": opts.weight_decay, "max_grad_norm": opts.max_grad_norm,
             "max_steps": opts.max_steps, "train_pairs": pairs, "train_questions": questions,

@@ -50,6 +50,9 @@ pub struct AdaptArgs {
     epochs: usize,
     #[arg(long, default_value_t = 2e-5)]
     lr: f64,
+    /// A bi-encoder's classifier head learns at --lr times this.
+    #[arg(long, default_value_t = 1.0)]
+    head_lr_factor: f64,
     /// Pairs per optimizer step.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
@@ -69,11 +72,17 @@ pub struct AdaptArgs {
     /// Continue an interrupted run in --out (the synthetic data written there is reused).
     #[arg(long)]
     resume: bool,
+    /// Train on the synthetic data already in --out (synthetic-train.jsonl, synthetic-dev.jsonl,
+    /// synthetic-report.json, e.g. copied from another run) instead of generating it: compares
+    /// bases on the same data.
+    #[arg(long)]
+    reuse_data: bool,
 }
 
 /// The synthetic data written next to the model (and reused by --resume).
 const TRAIN_FILE: &str = "synthetic-train.jsonl";
 const DEV_FILE: &str = "synthetic-dev.jsonl";
+const REPORT_FILE: &str = "synthetic-report.json";
 
 pub fn run(args: AdaptArgs) -> Result<()> {
     let started = Instant::now();
@@ -95,15 +104,20 @@ pub fn run(args: AdaptArgs) -> Result<()> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let train_path = args.out.join(TRAIN_FILE);
     let dev_path = args.out.join(DEV_FILE);
-    let report = if args.resume && train_path.is_file() {
-        eprintln!("[adapt] --resume: reusing {}", train_path.display());
-        let record = ModelCard::read(&args.out)
-            .ok()
-            .and_then(|c| c.training)
-            .map(|t| t.hyperparameters["extra"].clone());
-        record.unwrap_or(serde_json::Value::Null)
+    let report_path = args.out.join(REPORT_FILE);
+    let report = if (args.resume || args.reuse_data) && train_path.is_file() {
+        eprintln!(
+            "[adapt] reusing the synthetic data in {}",
+            args.out.display()
+        );
+        match std::fs::read(&report_path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .with_context(|| format!("{}: not JSON", report_path.display()))?,
+            Err(_) => serde_json::Value::Null,
+        }
     } else {
         let report = make_data(&args, &train_path, &dev_path)?;
+        write_atomic(&report_path, &serde_json::to_vec_pretty(&report)?)?;
         eprintln!(
             "[adapt] synthetic data: {}",
             serde_json::to_string(&report)?
@@ -130,6 +144,7 @@ pub fn run(args: AdaptArgs) -> Result<()> {
         o.name = format!("{} adapted (SEDAN)", card.name);
         o.epochs = args.epochs;
         o.lr = args.lr;
+        o.head_lr_factor = args.head_lr_factor;
         o.batch_size = args.batch_size;
         o.max_steps = args.max_steps;
         o.eval_every = args.eval_every;

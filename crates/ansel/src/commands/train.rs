@@ -77,6 +77,9 @@ pub struct CrossEncoderArgs {
     /// Name recorded in model.json.
     #[arg(long)]
     pub name: Option<String>,
+    /// Bi-encoder: the classifier head learns at --lr times this.
+    #[arg(long, default_value_t = 1.0)]
+    pub head_lr_factor: f64,
 }
 
 impl TrainArgs {
@@ -163,6 +166,7 @@ fn train_bi_encoder(args: &TrainArgs) -> Result<()> {
     opts.eval_every = ce.eval_every;
     opts.checkpoint_every = ce.checkpoint_every;
     opts.max_steps = ce.max_steps;
+    opts.head_lr_factor = ce.head_lr_factor;
     if let Some(name) = &ce.name {
         opts.name = name.clone();
     }
