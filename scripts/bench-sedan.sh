@@ -11,7 +11,7 @@
 # As run for docs/results/sedan.md (2-core machine shared by 4 engineers, ~2 pairs/s per run):
 #   data; stage-a (stopped by kill after its 2nd evaluation, step 120 of 225, for lack of CPU; the card keeps the
 #   best-dev weights of that evaluation); QUESTIONS_B=1000 no-first; QUESTIONS_B=500 sedan; more-a; head-b;
-#   timing; report. `cross` was not run (no CPU time left).
+#   timing; QUESTIONS_B=300 STEPS_C=30 FILTER_C=bm25 cross; report.
 # Training steps skip a model whose directory already holds model.json; each writes runs/sedan/<name>.log.
 # Every training step runs with 1 intra-op thread (shared machine); STEPS_* cap the optimizer steps.
 set -euo pipefail
@@ -85,7 +85,7 @@ no-first)
 cross)
   "$bin" adapt --base models/minilm-l6-wikiqa --text "$text" --out "$runs/ce-sedan" \
     --max-questions "${QUESTIONS_B:-2000}" --batch-size 16 --lr 1e-5 --eval-every 25 \
-    ${STEPS_C:+--max-steps $STEPS_C} --threads 1 --seed 42 ${RESUME:+--resume} 2>&1 | tee -a "$runs/ce-sedan.log"
+    ${FILTER_C:+--filter-model $FILTER_C} ${STEPS_C:+--max-steps $STEPS_C} --threads 1 --seed 42 ${RESUME:+--resume} 2>&1 | tee -a "$runs/ce-sedan.log"
   ;;
 timing)
   # 10,000 synthetic questions (each a K_GQA=5-sentence candidate list) from TrecQA TRAIN-ALL's candidate
@@ -124,6 +124,8 @@ report)
     mv "$res.tmp" "$res"; cat "$res"
   done
   cat "$runs"/eval/*.json > "$out"
+  cp "$out" docs/results/sedan-eval.jsonl
+  [ -f "$runs/timing.jsonl" ] && cp "$runs/timing.jsonl" docs/results/sedan-timing.jsonl
   python3 scripts/sedan-report.py "$runs" > docs/results/sedan.md.tmp && mv docs/results/sedan.md.tmp docs/results/sedan.md
   echo "wrote docs/results/sedan.md"
   ;;
