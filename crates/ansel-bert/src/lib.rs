@@ -10,7 +10,12 @@
 //!   [`train::train`] fine-tunes one (AdamW, warm-up + linear decay, length
 //!   bucketing, gradient accumulation, early stopping on dev MAP, resumable
 //!   checkpoints), and TANDA is transfer-then-adapt with two such runs.
+//! - [`BiEncoder`] is SEDAN's Siamese bi-encoder (mean-pooled vectors, classifier on
+//!   `[q ; s ; |q - s|]` or cosine); [`BiEncoderRanker`] serves it, [`bi_train`] trains it,
+//!   [`SentenceVectors`] is cosine top-k over precomputed vectors.
 
+pub mod bi_encoder;
+pub mod bi_train;
 mod config;
 mod model;
 mod plot;
@@ -18,6 +23,9 @@ mod ranker;
 mod tokenize;
 pub mod train;
 
+pub use bi_encoder::{
+    BiEncoder, BiEncoderRanker, BiEncoderSettings, Scoring, SentenceVectors, BI_KIND,
+};
 pub use config::BertConfig;
 pub use model::{Batch, CrossEncoder};
 pub use plot::training_svg;

@@ -354,7 +354,13 @@ impl CrossEncoder {
 
     /// Mean of the last hidden states over real tokens (sentence-transformers pooling); for checks.
     pub fn mean_pooled(&self, batch: &Batch) -> Tensor {
-        let hidden = self.hidden_states(batch, false);
+        self.mean_pool(batch, false)
+    }
+
+    /// Mean pooling `[batch, hidden]` with dropout when `train`: the sentence vector of the
+    /// bi-encoder (the same forward pass as [`CrossEncoder::hidden_states`]).
+    pub fn mean_pool(&self, batch: &Batch, train: bool) -> Tensor {
+        let hidden = self.hidden_states(batch, train);
         let mask = batch.mask.to_kind(Kind::Float).unsqueeze(-1);
         (hidden * &mask).sum_dim_intlist(1, false, Kind::Float)
             / mask.sum_dim_intlist(1, false, Kind::Float).clamp_min(1e-9)

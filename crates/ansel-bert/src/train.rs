@@ -95,23 +95,23 @@ impl TrainOptions {
     }
 }
 
-const CHECKPOINT: &str = "checkpoint";
+pub(crate) const CHECKPOINT: &str = "checkpoint";
 
 /// Where a run stands; saved with every checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct RunState {
-    epoch: usize,
+pub(crate) struct RunState {
+    pub(crate) epoch: usize,
     /// Micro-batches of `epoch` already consumed.
-    batches_done: usize,
-    opt_step: usize,
-    evals: usize,
-    early: EarlyStopping,
-    best_metrics: BTreeMap<String, f64>,
-    train_seconds: f64,
-    stopped: bool,
+    pub(crate) batches_done: usize,
+    pub(crate) opt_step: usize,
+    pub(crate) evals: usize,
+    pub(crate) early: EarlyStopping,
+    pub(crate) best_metrics: BTreeMap<String, f64>,
+    pub(crate) train_seconds: f64,
+    pub(crate) stopped: bool,
 }
 
-struct AdamW {
+pub(crate) struct AdamW {
     m: BTreeMap<String, Tensor>,
     v: BTreeMap<String, Tensor>,
 }
@@ -121,7 +121,7 @@ impl AdamW {
     const B2: f64 = 0.999;
     const EPS: f64 = 1e-8;
 
-    fn new(params: &BTreeMap<String, Tensor>) -> AdamW {
+    pub(crate) fn new(params: &BTreeMap<String, Tensor>) -> AdamW {
         let zeros = || {
             params
                 .iter()
@@ -135,7 +135,13 @@ impl AdamW {
     }
 
     /// One step at learning rate `lr` (`step` counts from 1); no decay for biases and LayerNorm.
-    fn step(&mut self, params: &BTreeMap<String, Tensor>, lr: f64, wd: f64, step: usize) {
+    pub(crate) fn step(
+        &mut self,
+        params: &BTreeMap<String, Tensor>,
+        lr: f64,
+        wd: f64,
+        step: usize,
+    ) {
         let bc1 = 1.0 - Self::B1.powi(step as i32);
         let bc2 = 1.0 - Self::B2.powi(step as i32);
         tch::no_grad(|| {
@@ -162,7 +168,7 @@ impl AdamW {
         });
     }
 
-    fn save(&self, path: &Path) -> Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
         let mut all: Vec<(String, Tensor)> = Vec::new();
         for (n, t) in &self.m {
             all.push((format!("m.{n}"), t.shallow_clone()));
@@ -173,7 +179,7 @@ impl AdamW {
         write_tensors(path, &all)
     }
 
-    fn load(&mut self, path: &Path) -> Result<()> {
+    pub(crate) fn load(&mut self, path: &Path) -> Result<()> {
         let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -194,7 +200,7 @@ impl AdamW {
 }
 
 /// Scales gradients so that their global L2 norm is at most `max_norm`; returns the norm.
-fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
+pub(crate) fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
     tch::no_grad(|| {
         let grads: Vec<Tensor> = params
             .values()
@@ -216,7 +222,7 @@ fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
     })
 }
 
-fn zero_gradients(params: &BTreeMap<String, Tensor>) {
+pub(crate) fn zero_gradients(params: &BTreeMap<String, Tensor>) {
     for p in params.values() {
         let mut p = p.shallow_clone();
         p.zero_grad();
@@ -352,7 +358,7 @@ fn evaluate_dev(
         .collect()
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!(
         "{cores}-core {} CPU, libtorch {}",
@@ -590,11 +596,11 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     Ok(card)
 }
 
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
+pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
     let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -676,13 +682,13 @@ fn write_card(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tokenize::tests::tiny_tokenizer_json;
     use ansel_data::Candidate;
 
     /// A tiny random BERT written as a Hugging Face directory (no downloaded weights).
-    fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
+    pub(crate) fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
         let base = dir.join("base");
         std::fs::create_dir_all(&base).unwrap();
         let mut config = BertConfig::tiny(25);
@@ -702,7 +708,7 @@ mod tests {
         base
     }
 
-    fn questions() -> Vec<Question> {
+    pub(crate) fn questions() -> Vec<Question> {
         let q = |id: &str, text: &str, cands: &[(&str, bool)]| Question {
             id: id.into(),
             text: text.into(),

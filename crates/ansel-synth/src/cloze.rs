@@ -11,6 +11,12 @@ pub struct ClozeGenerator {
     /// Sentences with fewer or more words are skipped (headings, run-ons).
     pub min_words: usize,
     pub max_words: usize,
+    /// When > 0, the question keeps only the clause around the answer span (cut at commas,
+    /// semicolons, dashes, brackets; widened to the next clause while it has fewer than 5
+    /// words) and at most this many words of it, centred on the wh-phrase: closer to the
+    /// length of real questions than the whole sentence, and less of a copy of it.
+    /// 0 keeps the whole sentence.
+    pub question_words: usize,
 }
 
 impl Default for ClozeGenerator {
@@ -19,6 +25,7 @@ impl Default for ClozeGenerator {
             max_per_sentence: 2,
             min_words: 5,
             max_words: 60,
+            question_words: 0,
         }
     }
 }
@@ -139,6 +146,11 @@ fn find_spans(toks: &[Token]) -> Vec<Span> {
 
 /// Rebuilds the sentence with `span` replaced, keeping the punctuation around it.
 fn replace(toks: &[Token], span: &Span) -> String {
+    replaced_words(toks, span).0.join(" ")
+}
+
+/// The words of the sentence with `span` replaced, and the index of the wh-phrase.
+fn replaced_words(toks: &[Token], span: &Span) -> (Vec<String>, usize) {
     let mut words: Vec<String> = Vec::with_capacity(toks.len());
     for (i, t) in toks.iter().enumerate() {
         if i == span.start {
@@ -161,7 +173,75 @@ fn replace(toks: &[Token], span: &Span) -> String {
             words.push(t.text.to_string());
         }
     }
-    words.join(" ")
+    (words, span.start)
+}
+
+fn is_boundary(word: &str) -> bool {
+    matches!(
+        word,
+        "," | ";" | ":" | "--" | "-LRB-" | "-RRB-" | "(" | ")" | "``" | "''" | "\""
+    ) || word.ends_with([',', ';', ':'])
+}
+
+/// The clause around the wh-phrase (at index `at`), at most `max` words. A clause of fewer
+/// than 5 words takes the next clause on the right, or the one after it when the next one
+/// is an apposition or relative clause ("X , a meteorologist , now assesses ..."), else
+/// the clause on the left.
+fn clause(words: &[String], at: usize, max: usize) -> String {
+    let bound = |i: usize| is_boundary(&words[i]) && i != at;
+    let end_from = |from: usize| {
+        (from..words.len())
+            .find(|&i| bound(i))
+            .unwrap_or(words.len())
+    };
+    let left = (0..at).rev().find(|&i| bound(i)).map_or(0, |i| i + 1);
+    let right = end_from(at + 1);
+    let mut picked: Vec<&String> = words[left..right].iter().collect();
+    if picked.len() < 5 {
+        let next = (right < words.len()).then(|| (right + 1, end_from(right + 1)));
+        let after = next
+            .filter(|&(_, e)| e < words.len())
+            .map(|(_, e)| (e + 1, end_from(e + 1)));
+        let aside = next.is_some_and(|(s, _)| {
+            words.get(s).is_some_and(|w| {
+                matches!(
+                    w.to_lowercase().as_str(),
+                    "a" | "an" | "the" | "who" | "which" | "whose" | "where" | "when"
+                )
+            })
+        });
+        let extra = match (next, after) {
+            (Some(_), Some(a)) if aside => Some(a),
+            (Some(n), _) => Some(n),
+            _ if left > 0 => {
+                let s = (0..left - 1).rev().find(|&i| bound(i)).map_or(0, |i| i + 1);
+                Some((s, left - 1))
+            }
+            _ => None,
+        };
+        if let Some((s, e)) = extra {
+            if s < left {
+                picked = words[s..e].iter().chain(picked).collect();
+            } else {
+                picked.extend(&words[s..e]);
+            }
+        }
+    }
+    let at = picked
+        .iter()
+        .position(|w| std::ptr::eq(*w, &words[at]))
+        .unwrap_or(0);
+    let (mut from, mut to) = (0, picked.len());
+    if to > max {
+        from = at.saturating_sub(max / 3);
+        to = (from + max).min(picked.len());
+    }
+    picked[from..to]
+        .iter()
+        .filter(|w| !is_boundary(w) || w.ends_with([',', ';', ':']) && w.len() > 1)
+        .map(|w| w.trim_end_matches([',', ';', ':']))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Question form: a leading pronoun becomes the title, a capital first
@@ -204,8 +284,14 @@ impl QuestionGenerator for ClozeGenerator {
                     .map(|t| t.core)
                     .collect::<Vec<_>>()
                     .join(" ");
+                let text = if self.question_words > 0 {
+                    let (words, at) = replaced_words(&toks, &span);
+                    clause(&words, at, self.question_words)
+                } else {
+                    replace(&toks, &span)
+                };
                 out.push(SyntheticQuestion {
-                    question: finish(replace(&toks, &span), passage.title),
+                    question: finish(text, passage.title),
                     answer,
                     sentence: index,
                     kind: span.kind,
@@ -287,6 +373,45 @@ mod tests {
     fn short_sentences_and_sentences_without_spans_give_nothing() {
         assert!(generate(None, "Rivers flow.").is_empty());
         assert!(generate(None, "the water is cold and deep here today").is_empty());
+    }
+
+    #[test]
+    fn short_questions_keep_the_clause_of_the_answer() {
+        let sentences = vec![
+            "Mr Vernon Kousky , a research meteorologist with the US weather service , now assesses the current El Nino as strong .".to_string(),
+            "The ruling Baath Party elected Bashar Assad to the post of secretary general of its executive on Saturday in a long and closely watched vote .".to_string(),
+        ];
+        let passage = Passage {
+            doc_id: "d",
+            title: None,
+            offset: 0,
+            sentences: &sentences,
+        };
+        let generator = ClozeGenerator {
+            max_per_sentence: 5,
+            question_words: 8,
+            ..Default::default()
+        };
+        let out: Vec<String> = generator
+            .generate(&passage)
+            .into_iter()
+            .map(|q| q.question)
+            .collect();
+        // The apposition is cut off at its commas; the question is the clause of the span.
+        assert!(
+            out.iter()
+                .any(|q| q.starts_with("Who or what now assesses the current El Nino")),
+            "{out:?}"
+        );
+        // A long clause is cut to 8 words around the wh-phrase (itself one of them).
+        assert!(
+            out.iter().all(|q| q.split_whitespace().count() <= 10),
+            "{out:?}"
+        );
+        assert!(
+            out.iter().any(|q| q.contains("who or what elected")),
+            "{out:?}"
+        );
     }
 
     #[test]

@@ -45,6 +45,8 @@ enum Command {
     CassieBench(commands::cassie::CassieBenchArgs),
     /// Show, for the top answers, which candidate and context words each question word aligned to (CASSIE).
     Explain(commands::cassie::ExplainArgs),
+    /// Adapt a bi-encoder or cross-encoder to a new domain from its unlabelled text (SEDAN self-learning).
+    Adapt(Box<commands::adapt::AdaptArgs>),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
 }
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
+        Command::Adapt(args) => commands::adapt::run(*args),
         Command::Bench(args) => commands::bench::run(args),
         Command::CassieBench(args) => commands::cassie::bench(args),
         Command::Explain(args) => commands::cassie::explain(args),

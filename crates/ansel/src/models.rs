@@ -17,6 +17,7 @@ const LOADERS: &[(&str, Loader)] = &[
     ("compare-aggregate", crate::commands::efficient::load),
     (ansel_bert::KIND, load_cross_encoder),
     (ansel_cassie::KIND, load_cassie),
+    (ansel_bert::BI_KIND, load_bi_encoder),
 ];
 
 /// The model that ranks candidates users bring (`rank`): word overlap with
@@ -39,6 +40,10 @@ fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
 
 fn load_cassie(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_cassie::CassieRanker::load(dir, card)?))
+}
+
+fn load_bi_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_bert::BiEncoderRanker::load(dir, card)?))
 }
 
 /// Environment variable naming a folder of trained models that `--model NAME` finds by name.

@@ -1,3 +1,4 @@
+pub mod adapt;
 pub mod ask;
 pub mod bench;
 pub mod bench_server;

@@ -1,6 +1,10 @@
+//! `ansel synth`: synthetic (question, answer sentence) data from unlabelled documents
+//! (SEDAN §3.1): passages of K_GQA sentences, rule-based cloze questions, round-trip filter.
+
 use crate::models;
-use ansel_index::document_sentences;
-use ansel_model::write_atomic;
+use ansel_data::Question;
+use ansel_index::{document_sentences, Document};
+use ansel_model::{write_atomic, Ranker};
 use ansel_synth::{passages, round_trip, to_question, ClozeGenerator, QuestionGenerator};
 use anyhow::Result;
 use clap::Args;
@@ -15,6 +19,10 @@ pub struct SynthArgs {
     /// Output: synthetic labelled questions as ansel JSON lines (input for `ansel train`).
     #[arg(long)]
     out: PathBuf,
+    /// Question length: the clause around the answer, at most N words (0: the whole sentence
+    /// with the answer replaced by a wh-phrase).
+    #[arg(long, default_value_t = 12)]
+    question_words: usize,
     /// Sentences per passage (K_GQA); a question's candidates are its passage's sentences.
     #[arg(long, default_value_t = 5)]
     passage_sentences: usize,
@@ -23,55 +31,143 @@ pub struct SynthArgs {
     filter_model: String,
     #[arg(long, default_value_t = 1)]
     keep_top: usize,
+    /// Stop generating after this many questions (e.g. for timing a fixed amount).
+    #[arg(long)]
+    max_questions: Option<usize>,
 }
 
-pub fn run(args: SynthArgs) -> Result<()> {
+/// What generation made from the documents.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Generated {
+    pub documents: usize,
+    pub sentences: usize,
+    pub passages: usize,
+    pub questions: usize,
+    /// (question, candidate) pairs of the generated questions.
+    pub pairs: usize,
+    pub generator: String,
+    pub seconds: f64,
+}
+
+/// Cuts every document into passages of `k` sentences and turns each into AS2 questions
+/// whose positive is the sentence the generator took the answer from. A document without a
+/// real title (title = id) gets none, so that no file name leaks into a question.
+pub fn generate(
+    documents: &[Document],
+    generator: &dyn QuestionGenerator,
+    k: usize,
+    max_questions: Option<usize>,
+) -> (Vec<Question>, Generated) {
     let started = Instant::now();
-    let documents = super::index::read_all(&args.texts)?;
-    let generator = ClozeGenerator::default();
     let mut questions = Vec::new();
-    let mut sentence_count = 0;
-    let mut passage_count = 0;
-    for document in &documents {
+    let mut stats = Generated {
+        documents: documents.len(),
+        generator: generator.name().to_string(),
+        ..Generated::default()
+    };
+    'docs: for document in documents {
         let sentences: Vec<String> = document_sentences(document)
             .into_iter()
             .map(|s| s.text)
             .collect();
-        sentence_count += sentences.len();
-        for passage in passages(
-            &document.id,
-            Some(&document.title),
-            &sentences,
-            args.passage_sentences,
-        ) {
-            passage_count += 1;
+        stats.sentences += sentences.len();
+        let title = (document.title != document.id).then_some(document.title.as_str());
+        for passage in passages(&document.id, title, &sentences, k) {
+            stats.passages += 1;
             // A one-sentence passage has nothing to rank against.
             if passage.sentences.len() < 2 {
                 continue;
             }
             for synthetic in generator.generate(&passage) {
+                if max_questions.is_some_and(|m| questions.len() >= m) {
+                    break 'docs;
+                }
                 let id = format!("synth-{}", questions.len());
                 questions.push(to_question(id, &passage, &synthetic));
             }
         }
     }
-    let generated = questions.len();
-    let filter = models::resolve(&args.filter_model, &questions)?;
-    let (kept, report) = round_trip(filter.as_ref(), questions, args.keep_top)?;
+    stats.questions = questions.len();
+    stats.pairs = questions.iter().map(|q| q.candidates.len()).sum();
+    stats.seconds = started.elapsed().as_secs_f64();
+    (questions, stats)
+}
+
+/// What the round-trip filter kept.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Filtered {
+    pub filter: String,
+    pub keep_top: usize,
+    pub kept_questions: usize,
+    pub kept_pairs: usize,
+    pub dropped_questions: usize,
+    pub seconds: f64,
+}
+
+pub fn filter(
+    ranker: &dyn Ranker,
+    name: &str,
+    questions: Vec<Question>,
+    keep_top: usize,
+) -> Result<(Vec<Question>, Filtered)> {
+    let started = Instant::now();
+    let (kept, report) = round_trip(ranker, questions, keep_top)?;
+    let stats = Filtered {
+        filter: name.to_string(),
+        keep_top,
+        kept_questions: report.kept,
+        kept_pairs: kept.iter().map(|q| q.candidates.len()).sum(),
+        dropped_questions: report.dropped,
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok((kept, stats))
+}
+
+pub fn run(args: SynthArgs) -> Result<()> {
+    let started = Instant::now();
+    let documents = super::index::read_all(&args.texts)?;
+    let generator = ClozeGenerator {
+        question_words: args.question_words,
+        ..ClozeGenerator::default()
+    };
+    let (questions, made) = generate(
+        &documents,
+        &generator,
+        args.passage_sentences,
+        args.max_questions,
+    );
+    let ranker = models::resolve(&args.filter_model, &questions)?;
+    let (kept, report) = filter(
+        ranker.as_ref(),
+        &args.filter_model,
+        questions,
+        args.keep_top,
+    )?;
     let mut bytes = Vec::new();
     ansel_data::readers::jsonl::write(&mut bytes, &kept)?;
     write_atomic(&args.out, &bytes)?;
     eprintln!(
-        "{} documents, {sentence_count} sentences, {passage_count} passages: {generated} questions generated by {}, \
-         {} kept and {} dropped by the round-trip filter ({} top {}), written to {} in {:.2} s",
-        documents.len(),
-        generator.name(),
-        report.kept,
-        report.dropped,
+        "{} documents, {} sentences, {} passages: {} questions ({} pairs) generated by {} in {:.2} s; \
+         {} kept ({} pairs) and {} dropped by the round-trip filter ({} top {}) in {:.2} s; written to {}; {:.2} s in all",
+        made.documents,
+        made.sentences,
+        made.passages,
+        made.questions,
+        made.pairs,
+        made.generator,
+        made.seconds,
+        report.kept_questions,
+        report.kept_pairs,
+        report.dropped_questions,
         args.filter_model,
         args.keep_top,
+        report.seconds,
         args.out.display(),
         started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{}",
+        serde_json::json!({"generated": made, "filtered": report, "total_seconds": started.elapsed().as_secs_f64()})
     );
     Ok(())
 }

@@ -79,6 +79,9 @@ pub struct CrossEncoderArgs {
     /// Name recorded in model.json.
     #[arg(long)]
     pub name: Option<String>,
+    /// Bi-encoder: the classifier head learns at --lr times this.
+    #[arg(long, default_value_t = 1.0)]
+    pub head_lr_factor: f64,
 }
 
 impl TrainArgs {
@@ -102,6 +105,7 @@ const TRAINERS: &[(&str, Trainer)] = &[
     ),
     (ansel_bert::KIND, train_cross_encoder),
     (ansel_cassie::KIND, super::cassie::train_cassie),
+    (ansel_bert::BI_KIND, train_bi_encoder),
 ];
 
 fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
@@ -137,6 +141,39 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
         opts.name = name.clone();
     }
     let card = ansel_bert::train::train(&opts, &train, &dev)?;
+    println!("{}", serde_json::to_string_pretty(&card)?);
+    Ok(())
+}
+
+/// `--model bi-encoder`: SEDAN's Siamese bi-encoder. Takes the cross-encoder options that
+/// apply (--base, --max-len per sentence, --warmup, --eval-every, --checkpoint-every,
+/// --max-steps, --name); --batch-size counts pairs per optimizer step (whole questions).
+fn train_bi_encoder(args: &TrainArgs) -> Result<()> {
+    let ce = &args.cross_encoder;
+    let Some(base) = ce.base.as_deref() else {
+        bail!("--model bi-encoder needs --base DIR (a sentence-transformers directory or a bi-encoder)")
+    };
+    let (train, dev) = args.read_splits()?;
+    let mut opts = ansel_bert::bi_train::BiTrainOptions::defaults(base, &args.out);
+    opts.train_path = args.train.display().to_string();
+    opts.dev_path = args.dev.display().to_string();
+    opts.seed = args.seed;
+    opts.patience = args.patience;
+    opts.resume = args.resume;
+    opts.threads = args.threads;
+    opts.epochs = args.epochs.unwrap_or(opts.epochs);
+    opts.lr = args.lr.unwrap_or(opts.lr);
+    opts.batch_size = args.batch_size.unwrap_or(opts.batch_size);
+    opts.max_len = ce.max_len;
+    opts.warmup = ce.warmup;
+    opts.eval_every = ce.eval_every;
+    opts.checkpoint_every = ce.checkpoint_every;
+    opts.max_steps = ce.max_steps;
+    opts.head_lr_factor = ce.head_lr_factor;
+    if let Some(name) = &ce.name {
+        opts.name = name.clone();
+    }
+    let card = ansel_bert::bi_train::train_bi_encoder(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
 }

@@ -1,0 +1,730 @@
+//! Training the Siamese bi-encoder (SEDAN §3.2.1-3.2.2): softmax cross-entropy of the
+//! `[q ; s ; |q - s|]` classifier on (question, candidate, label) pairs, back-propagated
+//! through the shared encoder. Stage (a) starts from a sentence-transformers directory and
+//! generic AS2 data; stage (b) starts from a bi-encoder written by stage (a) and trains on
+//! synthetic pairs of the target domain (`ansel adapt`).
+//!
+//! It reuses the cross-encoder trainer's machinery: AdamW, warm-up + linear decay, gradient
+//! clipping, early stopping on dev MAP, and resumable checkpoints swapped in whole. Batches
+//! hold whole questions so that each question is encoded once per batch.
+
+use crate::bi_encoder::{
+    encode_sentence, encoder_dir, BiEncoder, BiEncoderSettings, Scoring, BI_KIND, HEAD_FILE,
+};
+use crate::train::{
+    clip_gradients, load_weights_into, machine, round, zero_gradients, AdamW, RunState, CHECKPOINT,
+};
+use crate::{resolve_base, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use ansel_data::{shuffle_seeded, Question};
+use ansel_eval::{evaluate, Filter};
+use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
+use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
+use ansel_torch::tch::{self, Kind, Tensor};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Everything a bi-encoder training run needs.
+#[derive(Debug, Clone, Serialize)]
+pub struct BiTrainOptions {
+    /// A sentence-transformers (Hugging Face BERT) directory, or a bi-encoder directory.
+    pub base: String,
+    pub train_path: String,
+    pub dev_path: String,
+    pub out: PathBuf,
+    pub name: String,
+    /// Tokens per sentence.
+    pub max_len: usize,
+    pub epochs: usize,
+    pub lr: f64,
+    /// The classifier head learns at `lr * head_lr_factor`: it starts from random weights
+    /// while the encoder starts trained.
+    pub head_lr_factor: f64,
+    /// Pairs per optimizer step (whole questions are added until this many pairs).
+    pub batch_size: usize,
+    pub warmup: f64,
+    pub weight_decay: f64,
+    pub max_grad_norm: f64,
+    pub seed: u64,
+    pub patience: usize,
+    /// Evaluate on dev every this many steps (0: once per epoch).
+    pub eval_every: usize,
+    pub checkpoint_every: usize,
+    /// Stop after this many optimizer steps in all.
+    pub max_steps: Option<usize>,
+    pub threads: usize,
+    pub resume: bool,
+    /// Recorded in the card's hyper-parameters (e.g. the synthetic-data report of `adapt`).
+    #[serde(skip)]
+    pub extra: serde_json::Value,
+    /// Tests only: fail as if killed right after the checkpoint of this step.
+    #[serde(skip)]
+    pub interrupt_after: Option<usize>,
+}
+
+impl BiTrainOptions {
+    pub fn defaults(base: &str, out: &Path) -> BiTrainOptions {
+        BiTrainOptions {
+            base: base.into(),
+            train_path: String::new(),
+            dev_path: String::new(),
+            out: out.to_path_buf(),
+            name: "bi-encoder".into(),
+            max_len: 64,
+            epochs: 1,
+            lr: 2e-5,
+            head_lr_factor: 1.0,
+            batch_size: 32,
+            warmup: 0.1,
+            weight_decay: 0.01,
+            max_grad_norm: 1.0,
+            seed: 42,
+            patience: 3,
+            eval_every: 0,
+            checkpoint_every: 50,
+            max_steps: None,
+            threads: 1,
+            resume: false,
+            extra: serde_json::Value::Null,
+            interrupt_after: None,
+        }
+    }
+}
+
+/// A base: the model, its tokenizer, the encoder directory and the base card if a bi-encoder.
+type Base = (BiEncoder, PairTokenizer, PathBuf, Option<ModelCard>);
+
+fn load_base(spec: &str) -> Result<Base> {
+    let dir = Path::new(spec);
+    if dir.join(ansel_model::CARD_FILE).is_file() {
+        let card = ModelCard::read(dir)?;
+        if card.kind == BI_KIND {
+            let settings: BiEncoderSettings =
+                serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+                    path: dir.join(ansel_model::CARD_FILE),
+                    message: format!("field `config`: {e}"),
+                })?;
+            let enc_dir = encoder_dir(dir, &settings);
+            let (encoder, tok) = crate::bi_encoder::load_encoder(&enc_dir)?;
+            let head_path = dir.join(HEAD_FILE);
+            let head = if head_path.is_file() {
+                Some(BiEncoder::read_head(
+                    &head_path,
+                    encoder.config.hidden_size,
+                )?)
+            } else {
+                None
+            };
+            return Ok((BiEncoder::new(encoder, head), tok, enc_dir, Some(card)));
+        }
+    }
+    let dir = resolve_base(spec)?;
+    let config = BertConfig::read(&dir.join("config.json"))?;
+    let (encoder, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+    let tok = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    Ok((BiEncoder::new(encoder, None), tok, dir, None))
+}
+
+/// One question's encodings: the question and its candidates with 0/1 labels.
+struct Group {
+    question: Encoded,
+    candidates: Vec<Encoded>,
+    labels: Vec<i64>,
+}
+
+fn groups(tok: &PairTokenizer, questions: &[Question], max_len: usize) -> Result<Vec<Group>> {
+    questions
+        .iter()
+        .filter(|q| q.positives() > 0 && !q.candidates.is_empty())
+        .map(|q| {
+            Ok(Group {
+                question: encode_sentence(tok, &q.text, max_len)?,
+                candidates: q
+                    .candidates
+                    .iter()
+                    .map(|c| encode_sentence(tok, &c.text, max_len))
+                    .collect::<Result<_>>()?,
+                labels: q
+                    .candidates
+                    .iter()
+                    .map(|c| i64::from(c.label == Some(true)))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Whole questions, in a seeded order, grouped until each batch holds `batch_size` pairs.
+pub fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    shuffle_seeded(&mut order, seed);
+    let mut batches = Vec::new();
+    let mut current = Vec::new();
+    let mut pairs = 0;
+    for i in order {
+        current.push(i);
+        pairs += sizes[i];
+        if pairs >= batch_size.max(1) {
+            batches.push(std::mem::take(&mut current));
+            pairs = 0;
+        }
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
+}
+
+/// The loss of one batch of questions (mean softmax cross-entropy over its pairs).
+fn batch_loss(model: &BiEncoder, pad: i64, data: &[Group], idx: &[usize]) -> (Tensor, usize) {
+    let qs: Vec<&Encoded> = idx.iter().map(|&i| &data[i].question).collect();
+    let mut ss: Vec<&Encoded> = Vec::new();
+    let mut rows: Vec<i64> = Vec::new();
+    let mut labels: Vec<i64> = Vec::new();
+    for (row, &i) in idx.iter().enumerate() {
+        ss.extend(data[i].candidates.iter());
+        rows.extend(std::iter::repeat_n(row as i64, data[i].candidates.len()));
+        labels.extend(&data[i].labels);
+    }
+    let qv = model.embed(&qs, pad, true);
+    let sv = model.embed(&ss, pad, true);
+    let qv = qv.index_select(0, &Tensor::from_slice(&rows));
+    let logits = model.logits(&qv, &sv);
+    (
+        logits.cross_entropy_for_logits(&Tensor::from_slice(&labels)),
+        labels.len(),
+    )
+}
+
+/// Scores every candidate of `questions` (each distinct text encoded once).
+pub fn score_questions(
+    model: &BiEncoder,
+    tok: &PairTokenizer,
+    questions: &[Question],
+    max_len: usize,
+    scoring: Scoring,
+) -> Result<Vec<Vec<f32>>> {
+    let mut texts: Vec<&str> = Vec::new();
+    for q in questions {
+        texts.push(&q.text);
+        texts.extend(q.candidates.iter().map(|c| c.text.as_str()));
+    }
+    texts.sort_unstable();
+    texts.dedup();
+    let vectors = crate::bi_encoder::embed_texts(model, tok, &texts, max_len, 64)?;
+    let row = |t: &str| texts.binary_search(&t).expect("every text was embedded") as i64;
+    tch::no_grad(|| {
+        questions
+            .iter()
+            .map(|q| {
+                if q.candidates.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let s_idx: Vec<i64> = q.candidates.iter().map(|c| row(&c.text)).collect();
+                let q_idx = vec![row(&q.text); s_idx.len()];
+                let qv = vectors.index_select(0, &Tensor::from_slice(&q_idx));
+                let sv = vectors.index_select(0, &Tensor::from_slice(&s_idx));
+                Vec::<f32>::try_from(&model.score(&qv, &sv, scoring).to_kind(Kind::Float))
+                    .map_err(|e| ModelError::Backend(e.to_string()))
+            })
+            .collect()
+    })
+}
+
+fn evaluate_dev(
+    model: &BiEncoder,
+    tok: &PairTokenizer,
+    dev: &[Question],
+    max_len: usize,
+) -> Result<BTreeMap<String, f64>> {
+    let scores = score_questions(model, tok, dev, max_len, Scoring::Classifier)?;
+    let report = evaluate(dev, &scores, Filter::Answered);
+    Ok(["P@1", "MAP", "MRR"]
+        .iter()
+        .filter_map(|m| Some((format!("dev {m}"), report.metric(m)?)))
+        .collect())
+}
+
+fn save_model(model: &BiEncoder, out: &Path) -> Result<()> {
+    model
+        .encoder
+        .save(&out.join("model.safetensors"), Kind::Half)?;
+    model.save_head(&out.join(HEAD_FILE))
+}
+
+fn save_checkpoint(dir: &Path, model: &BiEncoder, adam: &AdamW, state: &RunState) -> Result<()> {
+    ansel_model::replace_dir(dir, |d| {
+        model
+            .encoder
+            .save(&d.join("weights.safetensors"), Kind::Float)?;
+        model.save_head(&d.join(HEAD_FILE))?;
+        adam.save(&d.join("optimizer.safetensors"))?;
+        let json = serde_json::to_vec_pretty(state).expect("state serializes");
+        write_atomic(&d.join("state.json"), &json)
+    })
+}
+
+fn load_checkpoint(dir: &Path, model: &mut BiEncoder, adam: &mut AdamW) -> Result<RunState> {
+    let state_path = dir.join("state.json");
+    let bytes = std::fs::read(&state_path).map_err(|e| ModelError::io(&state_path, e))?;
+    let state: RunState = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
+        path: state_path.clone(),
+        message: format!("line {}: {e}", e.line()),
+    })?;
+    load_weights_into(&model.encoder, &dir.join("weights.safetensors"))?;
+    let (w, b) = BiEncoder::read_head(&dir.join(HEAD_FILE), model.encoder.config.hidden_size)?;
+    let params = model.params();
+    tch::no_grad(|| {
+        params["head.weight"].shallow_clone().copy_(&w);
+        params["head.bias"].shallow_clone().copy_(&b);
+    });
+    adam.load(&dir.join("optimizer.safetensors"))?;
+    Ok(state)
+}
+
+/// Trains a bi-encoder and writes the model directory `opts.out` (model.json, config.json,
+/// tokenizer.json, model.safetensors in fp16, head.safetensors, train-log.jsonl, and
+/// checkpoint/ for `--resume`). Dev MAP (classifier scoring) picks the weights kept.
+pub fn train_bi_encoder(
+    opts: &BiTrainOptions,
+    train: &[Question],
+    dev: &[Question],
+) -> Result<ModelCard> {
+    ansel_torch::init(opts.threads, opts.seed);
+    let (mut model, tok, enc_dir, base_card) = load_base(&opts.base)?;
+    let out = &opts.out;
+    std::fs::create_dir_all(out).map_err(|e| ModelError::io(out, e))?;
+    let ckpt = out.join(CHECKPOINT);
+    if !opts.resume && ckpt.join("state.json").exists() {
+        return Err(ModelError::Unsupported {
+            model: BI_KIND.into(),
+            message: format!(
+                "{} holds a checkpoint of an earlier run: pass --resume to continue it, or choose another --out",
+                out.display()
+            ),
+        });
+    }
+    for file in ["config.json", "tokenizer.json"] {
+        let bytes =
+            std::fs::read(enc_dir.join(file)).map_err(|e| ModelError::io(enc_dir.join(file), e))?;
+        write_atomic(&out.join(file), &bytes)?;
+    }
+    let data = groups(&tok, train, opts.max_len)?;
+    let pairs: usize = data.iter().map(|g| g.candidates.len()).sum();
+    if pairs == 0 {
+        return Err(ModelError::Unsupported {
+            model: BI_KIND.into(),
+            message: format!(
+                "{}: no training pairs (no question with a positive candidate)",
+                opts.train_path
+            ),
+        });
+    }
+    let dev: Vec<Question> = dev.iter().filter(|q| q.positives() > 0).cloned().collect();
+    let sizes: Vec<usize> = data.iter().map(|g| g.candidates.len()).collect();
+    let steps_per_epoch = question_batches(&sizes, opts.batch_size, opts.seed).len();
+    let mut total_steps = steps_per_epoch * opts.epochs.max(1);
+    if let Some(max) = opts.max_steps {
+        total_steps = total_steps.min(max);
+    }
+    let schedule = ansel_torch::WarmupLinear {
+        peak: opts.lr,
+        warmup: ((total_steps as f64 * opts.warmup).ceil() as usize).max(1),
+        total: total_steps,
+    };
+    model.set_requires_grad(true);
+    let params = model.params();
+    let mut adam = AdamW::new(&params);
+    let (head_params, encoder_params): (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) =
+        params
+            .iter()
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .partition(|(n, _)| n.starts_with("head."));
+    let mut log = TrainingLog::open(out)?;
+    let mut state = if opts.resume {
+        let s = load_checkpoint(&ckpt, &mut model, &mut adam)?;
+        log.append(&serde_json::json!({"event": "resume", "epoch": s.epoch, "step": s.opt_step}))?;
+        s
+    } else {
+        log.append(&serde_json::json!({
+            "event": "start", "options": opts, "train_questions": data.len(), "train_pairs": pairs,
+            "dev_questions": dev.len(), "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
+        }))?;
+        RunState {
+            epoch: 0,
+            batches_done: 0,
+            opt_step: 0,
+            evals: 0,
+            early: EarlyStopping::new(opts.patience),
+            best_metrics: BTreeMap::new(),
+            train_seconds: 0.0,
+            stopped: false,
+        }
+    };
+    eprintln!(
+        "training {BI_KIND} on {pairs} pairs of {} questions ({steps_per_epoch} steps of ~{} pairs per epoch, {total_steps} steps in all); dev: {} questions",
+        data.len(),
+        opts.batch_size,
+        dev.len()
+    );
+    let started = Instant::now();
+    let seconds_before = state.train_seconds;
+    let elapsed = || seconds_before + started.elapsed().as_secs_f64();
+    let mut progress = Progress::new(total_steps as u64, "train bi-encoder");
+    for _ in 0..state.opt_step {
+        progress.step(0, 0.0);
+    }
+    let (mut window_loss, mut window_pairs, mut window_steps) = (0.0, 0usize, 0usize);
+    let mut window_started = Instant::now();
+    'epochs: while state.epoch < opts.epochs.max(1)
+        && !state.stopped
+        && state.opt_step < total_steps
+    {
+        let batches = question_batches(
+            &sizes,
+            opts.batch_size,
+            opts.seed.wrapping_add(state.epoch as u64 * 7919),
+        );
+        while state.batches_done < batches.len() {
+            let idx = &batches[state.batches_done];
+            let (loss, n) = batch_loss(&model, tok.pad, &data, idx);
+            let loss_value = loss.double_value(&[]);
+            if !loss_value.is_finite() {
+                return Err(ModelError::Backend(format!(
+                    "loss became {loss_value} at step {} (try a lower --lr)",
+                    state.opt_step
+                )));
+            }
+            loss.backward();
+            let grad_norm = clip_gradients(&params, opts.max_grad_norm);
+            let lr = schedule.at(state.opt_step);
+            state.opt_step += 1;
+            adam.step(&encoder_params, lr, opts.weight_decay, state.opt_step);
+            adam.step(
+                &head_params,
+                lr * opts.head_lr_factor,
+                opts.weight_decay,
+                state.opt_step,
+            );
+            zero_gradients(&params);
+            state.batches_done += 1;
+            progress.step(n as u64, loss_value);
+            window_loss += loss_value * n as f64;
+            window_pairs += n;
+            window_steps += 1;
+            let last = state.batches_done == batches.len();
+            if window_steps == 10 || last {
+                let secs = window_started.elapsed().as_secs_f64().max(1e-9);
+                log.append(&serde_json::json!({
+                    "step": state.opt_step, "epoch": state.epoch + 1,
+                    "loss": round(window_loss / window_pairs.max(1) as f64), "lr": lr,
+                    "grad_norm": round(grad_norm), "pairs_per_s": round(window_pairs as f64 / secs),
+                    "elapsed_s": round(elapsed()),
+                }))?;
+                (window_loss, window_pairs, window_steps) = (0.0, 0, 0);
+                window_started = Instant::now();
+            }
+            let at_end = last || state.opt_step >= total_steps;
+            if at_end || (opts.eval_every > 0 && state.opt_step.is_multiple_of(opts.eval_every)) {
+                if last {
+                    state.epoch += 1;
+                    state.batches_done = 0;
+                }
+                let metrics = if dev.is_empty() {
+                    BTreeMap::new()
+                } else {
+                    evaluate_dev(&model, &tok, &dev, opts.max_len)?
+                };
+                state.evals += 1;
+                // Without dev data every evaluation counts as the best (the last weights are kept).
+                let map = metrics
+                    .get("dev MAP")
+                    .copied()
+                    .unwrap_or(state.evals as f64);
+                let better = state.early.observe(state.evals, map);
+                let mut entry = serde_json::json!({"eval": state.evals, "step": state.opt_step,
+                    "best": better, "elapsed_s": round(elapsed())});
+                for (k, v) in &metrics {
+                    entry[k.replace(' ', "_")] = serde_json::json!(round(*v));
+                }
+                log.append(&entry)?;
+                eprintln!(
+                    "eval {}: step {} dev MAP {}{}",
+                    state.evals,
+                    state.opt_step,
+                    metrics
+                        .get("dev MAP")
+                        .map_or("(no dev data)".to_string(), |m| format!("{m:.4}")),
+                    if better { " (best)" } else { "" }
+                );
+                state.train_seconds = elapsed();
+                if better {
+                    state.best_metrics = metrics;
+                    save_model(&model, out)?;
+                    write_card(opts, &state, base_card.as_ref(), pairs, data.len())?;
+                }
+                if state.early.should_stop() {
+                    state.stopped = true;
+                }
+                save_checkpoint(&ckpt, &model, &adam, &state)?;
+                if state.stopped || state.opt_step >= total_steps {
+                    break 'epochs;
+                }
+                if last {
+                    continue 'epochs;
+                }
+            } else if opts.checkpoint_every > 0
+                && state.opt_step.is_multiple_of(opts.checkpoint_every)
+            {
+                state.train_seconds = elapsed();
+                save_checkpoint(&ckpt, &model, &adam, &state)?;
+                if opts.interrupt_after == Some(state.opt_step) {
+                    return Err(ModelError::Backend("interrupted (test)".into()));
+                }
+            }
+        }
+        state.epoch += 1;
+        state.batches_done = 0;
+    }
+    progress.finish();
+    state.train_seconds = elapsed();
+    save_checkpoint(&ckpt, &model, &adam, &state)?;
+    let card = write_card(opts, &state, base_card.as_ref(), pairs, data.len())?;
+    log.append(
+        &serde_json::json!({"event": "end", "epochs": state.epoch, "step": state.opt_step,
+        "best_eval": state.early.best_epoch, "best_dev_MAP": state.early.best,
+        "train_seconds": round(state.train_seconds)}),
+    )?;
+    Ok(card)
+}
+
+fn write_card(
+    opts: &BiTrainOptions,
+    state: &RunState,
+    base: Option<&ModelCard>,
+    pairs: usize,
+    questions: usize,
+) -> Result<ModelCard> {
+    let settings = BiEncoderSettings {
+        scoring: Scoring::Classifier,
+        max_len: opts.max_len,
+        batch_size: 64,
+        encoder: None,
+    };
+    let mut card = ModelCard::new(
+        BI_KIND,
+        &opts.name,
+        serde_json::to_value(&settings).expect("serializes"),
+    );
+    let mut train_data = Vec::new();
+    let mut bases = vec![opts.base.clone()];
+    if let Some(record) = base.and_then(|c| c.training.as_ref()) {
+        train_data.extend(record.train_data.iter().cloned());
+        bases.extend(record.base.iter().cloned());
+    }
+    train_data.push(opts.train_path.clone());
+    card.training = Some(TrainingRecord {
+        train_data,
+        dev_data: Some(opts.dev_path.clone()),
+        hyperparameters: serde_json::json!({
+            "architecture": "Siamese bi-encoder: mean-pooled encoder vectors q, s; softmax classifier on [q; s; |q-s|] (SEDAN 3.2.1)",
+            "loss": "softmax cross-entropy (2 classes)",
+            "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
+            "lr": opts.lr, "head_lr_factor": opts.head_lr_factor, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
+            "batch_pairs": opts.batch_size, "epochs": opts.epochs, "max_len": opts.max_len,
+            "weight_decay": opts.weight_decay, "max_grad_norm": opts.max_grad_norm,
+            "max_steps": opts.max_steps, "train_pairs": pairs, "train_questions": questions,
+            "eval_every": opts.eval_every, "patience": opts.patience, "threads": opts.threads,
+            "weights": "encoder fp16, head fp32", "extra": opts.extra,
+        }),
+        seed: opts.seed,
+        epochs_completed: state.epoch,
+        best_epoch: state.early.best_epoch,
+        metrics: state.best_metrics.clone(),
+        train_seconds: round(state.train_seconds),
+        machine: machine(),
+        base: bases,
+    });
+    card.write(&opts.out)?;
+    Ok(card)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bi_encoder::{BiEncoderRanker, SentenceVectors};
+    use crate::train::tests::{questions, tiny_base};
+    use ansel_model::Ranker;
+
+    fn options(base: &Path, out: &Path) -> BiTrainOptions {
+        let mut o = BiTrainOptions::defaults(base.to_str().unwrap(), out);
+        o.lr = 1e-3;
+        o.batch_size = 3;
+        o.epochs = 1;
+        o.warmup = 0.0;
+        o.max_len = 16;
+        o
+    }
+
+    fn weights(path: &Path) -> BTreeMap<String, Tensor> {
+        Tensor::read_safetensors(path)
+            .unwrap()
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn a_step_moves_encoder_and_head_and_the_directory_loads_as_a_ranker() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.1);
+        let out = dir.path().join("out");
+        let mut opts = options(&base, &out);
+        opts.max_steps = Some(1);
+        opts.train_path = "synthetic.jsonl".into();
+        let card = train_bi_encoder(&opts, &questions(), &questions()).unwrap();
+        assert_eq!(card.kind, BI_KIND);
+        let before = weights(&base.join("model.safetensors"));
+        let after = weights(&out.join(CHECKPOINT).join("weights.safetensors"));
+        // Mean pooling reads every layer's output: the last layer's FFN and the first
+        // layer's query projection must both have moved.
+        for name in [
+            "bert.encoder.layer.1.output.dense.weight",
+            "bert.encoder.layer.0.attention.self.query.weight",
+        ] {
+            let moved = (&after[name] - &before[name]).abs().max().double_value(&[]);
+            assert!(moved > 1e-6, "{name} did not move");
+        }
+        // The cross-encoder's pooler is not on the bi-encoder's path.
+        let pooler = (&after["bert.pooler.dense.weight"] - &before["bert.pooler.dense.weight"])
+            .abs()
+            .max()
+            .double_value(&[]);
+        assert_eq!(pooler, 0.0);
+        let log = TrainingLog::read(&out).unwrap();
+        assert!(log.iter().any(|e| e.get("dev_MAP").is_some()));
+
+        let ranker = BiEncoderRanker::load(&out, &ModelCard::read(&out).unwrap()).unwrap();
+        let scores = ranker.score_all(&questions()).unwrap();
+        assert_eq!(
+            scores.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![3, 2, 1]
+        );
+        assert!(scores.iter().flatten().all(|s| s.is_finite()));
+        // Scoring again (from cached vectors) gives the same numbers.
+        assert_eq!(ranker.score_all(&questions()).unwrap(), scores);
+
+        // A cosine view of the same weights: another card pointing at the directory.
+        let view = dir.path().join("cosine");
+        let mut vcard = ModelCard::read(&out).unwrap();
+        vcard.config["scoring"] = serde_json::json!("cosine");
+        vcard.config["encoder"] = serde_json::json!("../out");
+        vcard.write(&view).unwrap();
+        let cosine = BiEncoderRanker::load(&view, &vcard).unwrap();
+        let cs = cosine.score_all(&questions()).unwrap();
+        assert!(cs.iter().flatten().all(|s| (-1.0001..=1.0001).contains(s)));
+        assert_ne!(cs, scores);
+    }
+
+    #[test]
+    fn stage_b_from_a_bi_encoder_keeps_its_head_and_lineage() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.0);
+        let a = dir.path().join("a");
+        let mut oa = options(&base, &a);
+        oa.train_path = "wikiqa.tsv".into();
+        train_bi_encoder(&oa, &questions(), &questions()).unwrap();
+        let b = dir.path().join("b");
+        let mut ob = options(&base, &b);
+        ob.base = a.to_str().unwrap().into();
+        ob.train_path = "synthetic.jsonl".into();
+        ob.lr = 0.0;
+        ob.extra = serde_json::json!({"kept": 7});
+        let card = train_bi_encoder(&ob, &questions(), &[]).unwrap();
+        let record = card.training.unwrap();
+        assert_eq!(record.train_data, vec!["wikiqa.tsv", "synthetic.jsonl"]);
+        assert_eq!(record.base.len(), 2);
+        assert_eq!(record.hyperparameters["extra"]["kept"], 7);
+        // With lr 0 the head read from stage (a) is written back unchanged.
+        let ha = weights(&a.join(HEAD_FILE));
+        let hb = weights(&b.join(HEAD_FILE));
+        let diff = (&ha["head.weight"] - &hb["head.weight"])
+            .abs()
+            .max()
+            .double_value(&[]);
+        assert_eq!(diff, 0.0);
+    }
+
+    #[test]
+    fn resuming_matches_an_uninterrupted_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.0);
+        let full = dir.path().join("full");
+        let mut opts = options(&base, &full);
+        opts.epochs = 3;
+        opts.checkpoint_every = 1;
+        train_bi_encoder(&opts, &questions(), &questions()).unwrap();
+        let cut = dir.path().join("cut");
+        let mut first = opts.clone();
+        first.out = cut.clone();
+        first.interrupt_after = Some(3);
+        assert!(train_bi_encoder(&first, &questions(), &questions()).is_err());
+        let mut again = opts.clone();
+        again.out = cut.clone();
+        assert!(train_bi_encoder(&again, &questions(), &questions()).is_err());
+        again.resume = true;
+        train_bi_encoder(&again, &questions(), &questions()).unwrap();
+        for file in ["weights.safetensors", HEAD_FILE] {
+            let a = weights(&full.join(CHECKPOINT).join(file));
+            let b = weights(&cut.join(CHECKPOINT).join(file));
+            for (name, t) in &a {
+                let diff = (t - &b[name]).abs().max().double_value(&[]);
+                assert!(diff < 1e-5, "{file} {name} differs by {diff}");
+            }
+        }
+    }
+
+    #[test]
+    fn precomputed_vectors_find_the_query_itself_first_and_survive_a_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.0);
+        let ranker = BiEncoderRanker::from_base(base.to_str().unwrap(), 16).unwrap();
+        let texts: Vec<String> = [
+            "it was written by william shakespeare .",
+            "the play is set in denmark .",
+            "hamlet is a tragedy .",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let vectors = SentenceVectors::build(&ranker, texts).unwrap();
+        let hits = vectors
+            .search(&ranker, "the play is set in denmark .", 2)
+            .unwrap();
+        assert_eq!(hits.len(), 2);
+        assert_eq!(hits[0].0, 1);
+        assert!((hits[0].1 - 1.0).abs() < 1e-4 && hits[1].1 <= hits[0].1);
+        vectors.save(&dir.path().join("vec")).unwrap();
+        let loaded = SentenceVectors::load(&dir.path().join("vec")).unwrap();
+        assert_eq!(loaded.texts, vectors.texts);
+        assert_eq!(
+            loaded
+                .search(&ranker, "the play is set in denmark .", 2)
+                .unwrap(),
+            hits
+        );
+    }
+
+    #[test]
+    fn question_batches_cover_each_question_once_with_enough_pairs() {
+        let sizes: Vec<usize> = (0..50).map(|i| 1 + i % 7).collect();
+        let batches = question_batches(&sizes, 10, 3);
+        let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
+        seen.sort();
+        assert_eq!(seen, (0..50).collect::<Vec<_>>());
+        for b in &batches[..batches.len() - 1] {
+            assert!(b.iter().map(|&i| sizes[i]).sum::<usize>() >= 10);
+        }
+        assert_eq!(batches, question_batches(&sizes, 10, 3));
+    }
+}
