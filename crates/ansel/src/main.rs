@@ -43,6 +43,8 @@ enum Command {
     Synth(commands::synth::SynthArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
+    /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
+    EqagLatency(commands::eqag::LatencyArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::EqagLatency(args) => commands::eqag::latency(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,6 +16,7 @@ const LOADERS: &[(&str, Loader)] = &[
     ("relcnn", crate::commands::efficient::load),
     ("compare-aggregate", crate::commands::efficient::load),
     (ansel_bert::KIND, load_cross_encoder),
+    (ansel_graph::KIND, crate::commands::eqag::load),
 ];
 
 /// The model that ranks the candidates of one document (`rank`): the best-ranking

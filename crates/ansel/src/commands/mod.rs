@@ -4,6 +4,7 @@ pub mod bench_server;
 mod cascade;
 pub mod convert;
 pub mod efficient;
+pub mod eqag;
 pub mod eval;
 pub mod eval_ask;
 pub mod eval_trec;

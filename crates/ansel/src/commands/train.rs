@@ -38,6 +38,8 @@ pub struct TrainArgs {
     pub efficient: super::efficient::EfficientArgs,
     #[command(flatten)]
     pub cross_encoder: CrossEncoderArgs,
+    #[command(flatten)]
+    pub eqag: super::eqag::EqagArgs,
 }
 
 /// Options of `--model cross-encoder` (a BERT-family encoder fine-tuned on pairs).
@@ -99,6 +101,7 @@ const TRAINERS: &[(&str, Trainer)] = &[
         super::efficient::train_compare_aggregate,
     ),
     (ansel_bert::KIND, train_cross_encoder),
+    (ansel_graph::KIND, super::eqag::train),
 ];
 
 fn train_cross_encoder(args: &TrainArgs) -> Result<()> {

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Writes docs/results/eqag.md from the files scripts/bench-eqag.sh leaves in target/eqag/results."""
+import glob
+import json
+import os
+import statistics
+import sys
+
+res, out = sys.argv[1], sys.argv[2]
+runs = os.path.join(os.path.dirname(res.rstrip("/")), "runs")
+
+
+def load(path):
+    with open(path) as f:
+        return json.loads(f.read().strip().splitlines()[0])
+
+
+def fmt(xs):
+    if len(xs) == 1:
+        return f"{xs[0]:.4f}"
+    return f"{statistics.mean(xs):.4f} ± {statistics.stdev(xs):.4f}"
+
+
+DATASETS = [
+    ("wikiqa-minilm-l6-wikiqa", "WikiQA test (clean, 237 q)", "models/minilm-l6-wikiqa"),
+    ("trecqa-minilm-l6-tanda", "TrecQA test-filtered (68 q)", "models/minilm-l6-tanda"),
+]
+VARIANTS = [("ta", "EQAG TA"), ("t+", "EQAG T+"), ("t+-", "EQAG T+-"), ("ri", "EQAG RI (random features, T+ graph)")]
+
+lines = ["# EQAG-GNN over the cross-encoders (issue #7)", ""]
+lines += [
+    "Produced by `bash scripts/bench-eqag.sh` (this file: `python3 scripts/eqag-report.py target/eqag/results "
+    "docs/results/eqag.md`). Graph: nodes are (q, a) pairs with the base cross-encoder's probability as the "
+    "one feature; intra-row edges join a question's top K_intra candidates with feature >= th_intra; inter-row "
+    "edges join them to the top K_inter answers (stored feature >= th_inter) of the K_rows = 5 most similar "
+    "training questions (pretrained all-MiniLM-L6-v2, mean pooling, cosine; weight = the cosine). GCN: 2 layers "
+    "(eq. 2 with a root weight), 8 hidden units, Adam lr 0.01, full batch, BCE on training nodes, up to 200 "
+    "epochs with early stopping on dev MAP (evaluated every 10). Graph settings: the best dev MAP of the sweep "
+    "(seed 42); test rows: seeds 1, 2, 3 of that setting (mean ± sample std). Training rows: questions with "
+    "a positive (WikiQA train: 873 q, 8,672 pairs; TrecQA TRAIN (not TRAIN-ALL): 94 q, 5,919 pairs). The base "
+    "row is the cross-encoder alone on the same questions.",
+    "",
+]
+for tag, title, base in DATASETS:
+    bpath = os.path.join(res, f"{tag}-base.json")
+    if not os.path.exists(bpath):
+        continue
+    b = load(bpath)
+    lines += [f"## {title}: base `{base}`", "", "| model | seeds | P@1 | MAP | MRR | ΔP@1 vs base | ΔMAP vs base |", "|---|---|---|---|---|---|---|"]
+    lines.append(f"| base alone | – | {b['P@1']:.4f} | {b['MAP']:.4f} | {b['MRR']:.4f} | | |")
+    for v, name in VARIANTS:
+        rs = [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json")))]
+        if not rs:
+            continue
+        p1 = [r["P@1"] for r in rs]
+        mp = [r["MAP"] for r in rs]
+        mr = [r["MRR"] for r in rs]
+        lines.append(
+            f"| {name} | {len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
+            f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |"
+        )
+    live = os.path.join(res, f"{tag}-t+-s1-live.json")
+    cached = os.path.join(res, f"{tag}-t+-s1.json")
+    if os.path.exists(live) and os.path.exists(cached):
+        a, c = load(live), load(cached)
+        same = all(a[k] == c[k] for k in ("P@1", "MAP", "MRR"))
+        lines += ["", f"Live check: `ansel eval` of T+ seed 1 with the base scored live (no cache): P@1 {a['P@1']:.4f}, "
+                  f"MAP {a['MAP']:.4f}, MRR {a['MRR']:.4f} ({'identical to' if same else 'DIFFERENT from'} the cached run)."]
+    # Chosen settings and their sweeps.
+    lines += ["", "### Dev sweeps (seed 42; K_rows = 5)", ""]
+    for v, name in VARIANTS[:3]:
+        sp = os.path.join(res, f"sweep-{tag}-{v}.jsonl")
+        if not os.path.exists(sp):
+            continue
+        rows = [json.loads(l) for l in open(sp) if l.strip()]
+        best = max(rows, key=lambda r: r["dev MAP"])
+        lines += [
+            f"**{name}** — base dev P@1 {rows[0]['base dev P@1']:.4f}, MAP {rows[0]['base dev MAP']:.4f}; "
+            f"chosen: K_intra {best['k_intra']}, th_intra {best['th_intra']}, K_inter {best['k_inter']}, th_inter {best['th_inter']}",
+            "",
+            "| K_intra | th_intra | K_inter | th_inter | training edges | best epoch | dev P@1 | dev MAP | dev MRR |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            mark = " **" if r is best else ""
+            lines.append(
+                f"| {r['k_intra']} | {r['th_intra']} | {r['k_inter']} | {r['th_inter']} | {r['edges']} | {r['best_epoch']} | "
+                f"{r['dev P@1']:.4f} | {r['dev MAP']:.4f}{mark} | {r['dev MRR']:.4f} |"
+            )
+        lines.append("")
+
+lat = os.path.join(res, "latency.json")
+if os.path.exists(lat):
+    l = load(lat)
+    g, s, e, bm = l["graph_ms"], l["search_ms"], l["encode_ms"], l["base_ms"]
+    lines += [
+        "## Latency of the graph step",
+        "",
+        f"`ansel eqag-latency --model {l['model']} --data {l['data']} --threads {l['threads']}`: "
+        f"{l['stored_training_questions']} stored training questions ({l['stored_training_nodes']} nodes, "
+        f"{l['stored_training_edges']} edges), {l['questions']} questions one at a time, "
+        f"{l['candidates_mean']:.1f} candidates on average, on the shared 2-core machine.",
+        "",
+        "| stage | mean ms | p50 ms | p95 ms | max ms |",
+        "|---|---|---|---|---|",
+        f"| graph step (nearest questions + edges + GCN) | {g['mean']:.3f} | {g['p50']:.3f} | {g['p95']:.3f} | {g['max']:.3f} |",
+        f"| of which nearest-question search (exact, {l['stored_training_questions']} x 384) | {s['mean']:.3f} | {s['p50']:.3f} | {s['p95']:.3f} | {s['max']:.3f} |",
+        f"| question embedding (MiniLM-L6 bi-encoder) | {e['mean']:.3f} | {e['p50']:.3f} | {e['p95']:.3f} | {e['max']:.3f} |",
+        f"| base ranker (Cosinenet here) | {bm['mean']:.3f} | {bm['p50']:.3f} | {bm['p95']:.3f} | {bm['max']:.3f} |",
+        "",
+    ]
+ct = os.path.join(res, "cache-times.jsonl")
+if os.path.exists(ct):
+    lines += ["## Base-score caching (wall seconds of `ansel rank`, 1 thread, shared machine)", "", "| data | base | seconds |", "|---|---|---|"]
+    for l in open(ct):
+        if l.strip():
+            r = json.loads(l)
+            lines.append(f"| {r['data']} | {r['base']} | {r['seconds']} |")
+    lines.append("")
+with open(out, "w") as f:
+    f.write("\n".join(lines) + "\n")
+print(f"wrote {out}")
