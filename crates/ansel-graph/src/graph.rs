@@ -84,6 +84,30 @@ impl Feature {
     }
 }
 
+/// How a row's nodes choose the training answers they join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InterBy {
+    /// The paper: the K_inter best-scored eligible answers of the similar questions, joined
+    /// to every top node of the row (weight: question-question cosine).
+    #[default]
+    Row,
+    /// Extension: each top (bottom, for T+- negatives) node joins the K_inter eligible
+    /// answers most similar to its own answer (bi-encoder cosine, also the weight), so
+    /// that candidates differ in their neighbourhoods.
+    Answer,
+}
+
+impl InterBy {
+    pub fn parse(name: &str) -> Option<InterBy> {
+        match name {
+            "row" => Some(InterBy::Row),
+            "answer" => Some(InterBy::Answer),
+            _ => None,
+        }
+    }
+}
+
 /// The graph hyper-parameters (names as in the paper).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GraphParams {
@@ -98,6 +122,8 @@ pub struct GraphParams {
     pub k_inter: usize,
     /// ... when their stored feature is at least this (positives and TA answers).
     pub th_inter: f32,
+    #[serde(default)]
+    pub inter_by: InterBy,
 }
 
 impl Default for GraphParams {
@@ -110,6 +136,7 @@ impl Default for GraphParams {
             k_rows: 5,
             k_inter: 10,
             th_inter: 0.9,
+            inter_by: InterBy::Row,
         }
     }
 }
@@ -126,6 +153,8 @@ pub struct TrainingRows<'a> {
     pub rows: &'a [Row],
     pub features: &'a [f32],
     pub labels: &'a [bool],
+    /// Unit answer vectors of the training nodes (`nodes x dim`), for [`InterBy::Answer`].
+    pub answers: Option<&'a [f32]>,
 }
 
 /// The edges one question row adds: intra-row edges between its own nodes (local indices)
@@ -148,6 +177,7 @@ fn order_best_first(features: &[f32]) -> Vec<usize> {
 /// similar first). Labels of the row itself are not an input.
 pub fn row_edges(
     features: &[f32],
+    answer_vectors: Option<&[f32]>,
     neighbours: &[(usize, f32)],
     train: &TrainingRows,
     params: &GraphParams,
@@ -214,6 +244,33 @@ pub fn row_edges(
             .then(ansel_model::best_first(a.1, b.1))
             .then(a.0.cmp(&b.0))
     };
+    if let (InterBy::Answer, Some(mine), Some(theirs)) =
+        (params.inter_by, answer_vectors, train.answers)
+    {
+        let dim = mine.len() / features.len().max(1);
+        let join = |nodes: &[usize], pool: &[(usize, f32, f32)], edges: &mut RowEdges| {
+            for &i in nodes {
+                let v = &mine[i * dim..(i + 1) * dim];
+                let mut sims: Vec<(usize, f32)> = pool
+                    .iter()
+                    .map(|&(node, _, _)| {
+                        let t = &theirs[node * dim..(node + 1) * dim];
+                        (node, v.iter().zip(t).map(|(a, b)| a * b).sum::<f32>())
+                    })
+                    .filter(|&(_, c)| c > 0.0)
+                    .collect();
+                sims.sort_by(|a, b| ansel_model::best_first(a.1, b.1).then(a.0.cmp(&b.0)));
+                for &(node, c) in sims.iter().take(params.k_inter) {
+                    edges.inter.push((i, node, c));
+                }
+            }
+        };
+        join(&top, &pos, &mut edges);
+        if params.variant == Variant::TPlusMinus {
+            join(&bottom, &neg, &mut edges);
+        }
+        return edges;
+    }
     pos.sort_by(by_feature);
     neg.sort_by(by_feature);
     for &(node, w, _) in pos.iter().take(params.k_inter) {
@@ -285,7 +342,11 @@ pub fn training_graph(
     let mut g = Graph::new(train.features.len());
     for (r, row) in train.rows.iter().enumerate() {
         let feats = &train.features[row.start..row.start + row.len];
-        let e = row_edges(feats, &neighbours[r], train, params);
+        let answers = train.answers.map(|a| {
+            let dim = a.len() / train.features.len().max(1);
+            &a[row.start * dim..(row.start + row.len) * dim]
+        });
+        let e = row_edges(feats, answers, &neighbours[r], train, params);
         for (a, b, w) in e.intra {
             g.add(row.start + a, row.start + b, w);
         }
@@ -316,13 +377,14 @@ mod tests {
             rows: &r,
             features: &f,
             labels: &l,
+            answers: None,
         };
         let params = GraphParams {
             k_intra: 2,
             th_intra: 0.3,
             ..GraphParams::default()
         };
-        let e = row_edges(&[0.4, 0.9, 0.1, 0.35], &[], &train, &params);
+        let e = row_edges(&[0.4, 0.9, 0.1, 0.35], None, &[], &train, &params);
         assert_eq!(e.intra, vec![(1, 0, 1.0)]);
         assert!(e.inter.is_empty());
     }
@@ -334,6 +396,7 @@ mod tests {
             rows: &r,
             features: &f,
             labels: &l,
+            answers: None,
         };
         let base = GraphParams {
             k_intra: 1,
@@ -342,14 +405,16 @@ mod tests {
             k_inter: 10,
             th_inter: 0.9,
             variant: Variant::Ta,
+            inter_by: InterBy::Row,
         };
         let feats = [0.8, 0.1];
         let nb = [(1, 0.5), (0, 0.25)];
-        let ta = row_edges(&feats, &nb, &train, &base);
+        let ta = row_edges(&feats, None, &nb, &train, &base);
         // TA: every training answer with feature >= 0.9, best feature first.
         assert_eq!(ta.inter, vec![(0, 3, 0.5), (0, 0, 0.25), (0, 4, 0.5)]);
         let tp = row_edges(
             &feats,
+            None,
             &nb,
             &train,
             &GraphParams {
@@ -360,6 +425,7 @@ mod tests {
         assert_eq!(tp.inter, vec![(0, 3, 0.5), (0, 0, 0.25)]);
         let tpm = row_edges(
             &feats,
+            None,
             &nb,
             &train,
             &GraphParams {

@@ -25,7 +25,7 @@ pub mod graph;
 pub mod search;
 
 pub use cache::{CachedRanker, ScoreCache};
-pub use graph::{Feature, GraphParams, Variant};
+pub use graph::{Feature, GraphParams, InterBy, Variant};
 
 use ansel_data::Question;
 use ansel_eval::{evaluate, Filter, Report};
@@ -43,6 +43,7 @@ pub const KIND: &str = "eqag";
 const GCN_FILE: &str = "gcn.json";
 const ROWS_FILE: &str = "rows.json";
 const VECTORS_FILE: &str = "questions.f32";
+const ANSWERS_FILE: &str = "answers.f32";
 
 /// The card's `config`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -106,6 +107,8 @@ pub struct Eqag {
     search: NearestQuestions,
     graph: Graph,
     degrees: Vec<f32>,
+    /// Unit answer vectors of the training nodes ([`InterBy::Answer`] only).
+    answers: Option<Vec<f32>>,
     pub gcn: Gcn,
 }
 
@@ -115,18 +118,31 @@ impl Eqag {
             rows: &self.stored.rows,
             features: &self.stored.features,
             labels: &self.stored.labels,
+            answers: self.answers.as_deref(),
         }
     }
 
-    /// The edges an unseen question row gets (its features and question vector only).
-    pub fn row_edges(&self, features: &[f32], qvec: &[f32]) -> RowEdges {
+    /// Whether scoring needs the candidates' answer vectors.
+    pub fn needs_answers(&self) -> bool {
+        self.config.graph.inter_by == InterBy::Answer
+    }
+
+    /// The edges an unseen question row gets (its features, answer vectors and question
+    /// vector only).
+    pub fn row_edges(&self, features: &[f32], answers: Option<&[f32]>, qvec: &[f32]) -> RowEdges {
         let nb = self.search.top_k(qvec, self.config.graph.k_rows, None);
-        graph::row_edges(features, &nb, &self.train_rows(), &self.config.graph)
+        graph::row_edges(
+            features,
+            answers,
+            &nb,
+            &self.train_rows(),
+            &self.config.graph,
+        )
     }
 
     /// GCN scores of an unseen question row.
-    pub fn score_row(&self, features: &[f32], qvec: &[f32]) -> Vec<f32> {
-        let edges = self.row_edges(features, qvec);
+    pub fn score_row(&self, features: &[f32], answers: Option<&[f32]>, qvec: &[f32]) -> Vec<f32> {
+        let edges = self.row_edges(features, answers, qvec);
         self.gcn.forward_row(
             &self.graph,
             &self.degrees,
@@ -147,21 +163,36 @@ pub struct Prepared {
     pub questions: Vec<Question>,
     pub scores: Vec<Vec<f32>>,
     pub vectors: Vec<f32>,
+    /// Unit vectors of every candidate, in order (for [`InterBy::Answer`]).
+    pub answers: Option<Vec<f32>>,
 }
 
 impl Prepared {
+    /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]).
     pub fn new(
         questions: Vec<Question>,
         base: &dyn Ranker,
         encoder: &QuestionEncoder,
+        with_answers: bool,
+        cache: Option<&Path>,
     ) -> Result<Prepared> {
         let scores = base.score_all(&questions)?;
         let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
-        let vectors = encoder.encode(&texts)?;
+        let vectors = encoder.encode_cached(&texts, cache)?;
+        let answers = if with_answers {
+            let texts: Vec<&str> = questions
+                .iter()
+                .flat_map(|q| q.candidates.iter().map(|c| c.text.as_str()))
+                .collect();
+            Some(encoder.encode_cached(&texts, cache)?)
+        } else {
+            None
+        };
         Ok(Prepared {
             questions,
             scores,
             vectors,
+            answers,
         })
     }
 }
@@ -207,12 +238,19 @@ pub fn build(
         dim,
         vectors: train.vectors.clone(),
     };
+    let answers = match params.inter_by {
+        InterBy::Row => None,
+        InterBy::Answer => Some(train.answers.clone().ok_or_else(|| {
+            ModelError::Backend("inter-row edges by answer need answer vectors".into())
+        })?),
+    };
     stored.neighbours = search.top_k_batch(&train.vectors, params.k_rows, true);
     let graph = graph::training_graph(
         &TrainingRows {
             rows: &stored.rows,
             features: &stored.features,
             labels: &stored.labels,
+            answers: answers.as_deref(),
         },
         &stored.neighbours,
         params,
@@ -235,6 +273,7 @@ pub fn build(
         search,
         graph,
         degrees,
+        answers,
         gcn: Gcn {
             hidden: 0,
             root: false,
@@ -251,13 +290,20 @@ pub fn build(
 /// GCN scores of prepared questions (the online path, one row at a time).
 pub fn score_prepared(model: &Eqag, data: &Prepared) -> Vec<Vec<f32>> {
     let dim = model.search.dim;
+    let mut at = 0;
     data.questions
         .iter()
         .zip(&data.scores)
         .enumerate()
         .map(|(i, (q, s))| {
             let f = node_features(q, s, model.config.feature, model.config.random_init);
-            model.score_row(&f, &data.vectors[i * dim..(i + 1) * dim])
+            let n = q.candidates.len();
+            let a = data
+                .answers
+                .as_deref()
+                .map(|a| &a[at * dim..(at + n) * dim]);
+            at += n;
+            model.score_row(&f, a, &data.vectors[i * dim..(i + 1) * dim])
         })
         .collect()
 }
@@ -371,6 +417,10 @@ impl Eqag {
                 .flat_map(|v| v.to_le_bytes())
                 .collect();
             write_atomic(&dir.join(VECTORS_FILE), &bytes)?;
+            if let Some(a) = &self.answers {
+                let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
+                write_atomic(&dir.join(ANSWERS_FILE), &bytes)?;
+            }
             card.write(dir)
         })
     }
@@ -428,11 +478,32 @@ impl Eqag {
                 "rows, features, labels, neighbours or weights do not agree in size".into(),
             ));
         }
+        let answers = if config.graph.inter_by == InterBy::Answer {
+            let bytes = read(ANSWERS_FILE)?;
+            if bytes.len() != last * dim * 4 {
+                return Err(format(
+                    ANSWERS_FILE,
+                    format!(
+                        "{} bytes is not {last} answer vectors of {dim} f32",
+                        bytes.len()
+                    ),
+                ));
+            }
+            Some(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect::<Vec<f32>>(),
+            )
+        } else {
+            None
+        };
         let graph = graph::training_graph(
             &TrainingRows {
                 rows: &stored.rows,
                 features: &stored.features,
                 labels: &stored.labels,
+                answers: answers.as_deref(),
             },
             &stored.neighbours,
             &config.graph,
@@ -444,6 +515,7 @@ impl Eqag {
             search: NearestQuestions { dim, vectors },
             graph,
             degrees,
+            answers,
             gcn,
         })
     }
@@ -510,6 +582,16 @@ impl EqagRanker {
         let scores = self.base.score(question)?;
         let t1 = Instant::now();
         let qvec = self.encoder.encode(&[question.text.as_str()])?;
+        let answers = if self.model.needs_answers() {
+            let texts: Vec<&str> = question
+                .candidates
+                .iter()
+                .map(|c| c.text.as_str())
+                .collect();
+            Some(self.encoder.encode(&texts)?)
+        } else {
+            None
+        };
         let t2 = Instant::now();
         let f = node_features(
             question,
@@ -522,7 +604,13 @@ impl EqagRanker {
             .search
             .top_k(&qvec, self.model.config.graph.k_rows, None);
         let t_search = t2.elapsed();
-        let edges = graph::row_edges(&f, &nb, &self.model.train_rows(), &self.model.config.graph);
+        let edges = graph::row_edges(
+            &f,
+            answers.as_deref(),
+            &nb,
+            &self.model.train_rows(),
+            &self.model.config.graph,
+        );
         let out = self.model.gcn.forward_row(
             &self.model.graph,
             &self.model.degrees,
@@ -557,21 +645,24 @@ impl Ranker for EqagRanker {
         let scores = self.base.score_all(questions)?;
         let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
         let vectors = self.encoder.encode(&texts)?;
-        let dim = self.model.search.dim;
-        Ok(questions
-            .iter()
-            .zip(&scores)
-            .enumerate()
-            .map(|(i, (q, s))| {
-                let f = node_features(
-                    q,
-                    s,
-                    self.model.config.feature,
-                    self.model.config.random_init,
-                );
-                self.model.score_row(&f, &vectors[i * dim..(i + 1) * dim])
-            })
-            .collect())
+        let answers = if self.model.needs_answers() {
+            let texts: Vec<&str> = questions
+                .iter()
+                .flat_map(|q| q.candidates.iter().map(|c| c.text.as_str()))
+                .collect();
+            Some(self.encoder.encode(&texts)?)
+        } else {
+            None
+        };
+        Ok(score_prepared(
+            &self.model,
+            &Prepared {
+                questions: questions.to_vec(),
+                scores,
+                vectors,
+                answers,
+            },
+        ))
     }
 }
 

@@ -72,6 +72,68 @@ impl QuestionEncoder {
     }
 }
 
+impl QuestionEncoder {
+    /// [`QuestionEncoder::encode`], reading vectors of texts seen before from `cache` (a file of
+    /// records: 8-byte text hash, then `dim` little-endian f32) and appending the new ones.
+    pub fn encode_cached(&self, texts: &[&str], cache: Option<&Path>) -> Result<Vec<f32>> {
+        let Some(path) = cache else {
+            return self.encode(texts);
+        };
+        let rec = 8 + 4 * self.dim;
+        let mut known: std::collections::HashMap<u64, Vec<f32>> = std::collections::HashMap::new();
+        if let Ok(bytes) = std::fs::read(path) {
+            // A record cut short by a crash is ignored.
+            for r in bytes.chunks_exact(rec) {
+                let h = u64::from_le_bytes(r[..8].try_into().unwrap_or_default());
+                let v = r[8..]
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                known.insert(h, v);
+            }
+        }
+        let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+        let mut missing: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (t, h) in texts.iter().zip(&hashes) {
+            if !known.contains_key(h) && seen.insert(*h) {
+                missing.push(t);
+            }
+        }
+        if !missing.is_empty() {
+            let fresh = self.encode(&missing)?;
+            let mut bytes = Vec::with_capacity(missing.len() * rec);
+            for (t, v) in missing.iter().zip(fresh.chunks_exact(self.dim)) {
+                let h = text_hash(t);
+                bytes.extend(h.to_le_bytes());
+                bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+                known.insert(h, v.to_vec());
+            }
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(&bytes))
+                .map_err(|e| ModelError::io(path, e))?;
+        }
+        Ok(hashes
+            .iter()
+            .flat_map(|h| known[h].iter().copied())
+            .collect())
+    }
+}
+
+/// FNV-1a of a text, the key of the vector cache.
+fn text_hash(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// Scales `v` to unit length (a zero vector stays zero).
 pub fn normalise(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -44,10 +44,18 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
         search::normalise(&mut v);
         vectors.extend(v);
     }
+    let answers: Vec<f32> = (0..n * 6)
+        .flat_map(|_| {
+            let mut v: Vec<f32> = (0..8).map(|_| r.next() - 0.5).collect();
+            search::normalise(&mut v);
+            v
+        })
+        .collect();
     Prepared {
         questions,
         scores,
         vectors,
+        answers: Some(answers),
     }
 }
 
@@ -59,15 +67,23 @@ fn params(variant: Variant) -> GraphParams {
         k_rows: 4,
         k_inter: 5,
         th_inter: 0.5,
+        inter_by: InterBy::Row,
     }
 }
 
 fn fitted(variant: Variant, random_init: bool) -> (Eqag, Prepared) {
+    fitted_by(variant, random_init, InterBy::Row)
+}
+
+fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, Prepared) {
     let train = synthetic(60, 1, "t");
     let dev = synthetic(15, 2, "d");
     let mut model = build(
         &train,
-        &params(variant),
+        &GraphParams {
+            inter_by,
+            ..params(variant)
+        },
         Feature::Sigmoid,
         random_init,
         "base",
@@ -91,8 +107,12 @@ fn fitted(variant: Variant, random_init: bool) -> (Eqag, Prepared) {
 
 #[test]
 fn labels_of_unseen_questions_cannot_change_their_scores() {
-    for variant in [Variant::Ta, Variant::TPlus, Variant::TPlusMinus] {
-        let (model, _) = fitted(variant, false);
+    let all = [Variant::Ta, Variant::TPlus, Variant::TPlusMinus];
+    for (variant, by) in all
+        .iter()
+        .flat_map(|&v| [(v, InterBy::Row), (v, InterBy::Answer)])
+    {
+        let (model, _) = fitted_by(variant, false, by);
         let test = synthetic(20, 3, "x");
         let before = score_prepared(&model, &test);
         // Flip every test label, then remove them: scores and graphs must not move.
@@ -101,6 +121,7 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
                 questions: test.questions.clone(),
                 scores: test.scores.clone(),
                 vectors: test.vectors.clone(),
+                answers: test.answers.clone(),
             };
             for q in &mut changed.questions {
                 for c in &mut q.candidates {
@@ -114,6 +135,10 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
             questions: vec![test.questions[5].clone()],
             scores: vec![test.scores[5].clone()],
             vectors: test.vectors[5 * 8..6 * 8].to_vec(),
+            answers: test
+                .answers
+                .as_ref()
+                .map(|a| a[5 * 6 * 8..6 * 6 * 8].to_vec()),
         };
         assert_eq!(score_prepared(&model, &one)[0], before[5]);
     }
@@ -128,7 +153,7 @@ fn the_graph_step_changes_scores_and_training_labels_shape_the_t_plus_graph() {
     assert_ne!(scores, base);
     // T+ reaches positive training answers only: every inter-row edge ends at a positive.
     let f = Feature::Sigmoid.apply(&test.scores[0]);
-    let e = model.row_edges(&f, &test.vectors[0..8]);
+    let e = model.row_edges(&f, None, &test.vectors[0..8]);
     assert!(!e.inter.is_empty());
     assert!(e
         .inter
@@ -138,7 +163,7 @@ fn the_graph_step_changes_scores_and_training_labels_shape_the_t_plus_graph() {
 
 #[test]
 fn model_directory_round_trips() {
-    let (model, dev) = fitted(Variant::TPlusMinus, false);
+    let (model, dev) = fitted_by(Variant::TPlusMinus, false, InterBy::Answer);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m");
     model
@@ -166,6 +191,7 @@ fn random_init_ignores_base_scores() {
             .map(|s| s.iter().map(|v| -v).collect())
             .collect(),
         vectors: test.vectors.clone(),
+        answers: None,
     };
     assert_eq!(
         score_prepared(&model, &other),
@@ -180,6 +206,22 @@ fn random_init_ignores_base_scores() {
     assert!(
         (0.0..1.0).contains(&a) && a == random_feature("q", "a") && a != random_feature("q", "b")
     );
+}
+
+#[test]
+fn answer_edges_follow_answer_similarity() {
+    let (model, _) = fitted_by(Variant::TPlus, false, InterBy::Answer);
+    let test = synthetic(5, 3, "x");
+    let f = Feature::Sigmoid.apply(&test.scores[0]);
+    let a = test.answers.as_deref().unwrap();
+    let e = model.row_edges(&f, Some(&a[..6 * 8]), &test.vectors[0..8]);
+    assert!(!e.inter.is_empty());
+    // Each edge's weight is the cosine of the two answers, and only positives are reached.
+    let theirs = model.answers.as_deref().unwrap();
+    for &(i, node, w) in &e.inter {
+        let cos: f32 = (0..8).map(|k| a[i * 8 + k] * theirs[node * 8 + k]).sum();
+        assert!((cos - w).abs() < 1e-6 && w > 0.0 && model.stored.labels[node]);
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::DataArgs;
 use crate::models;
 use ansel_graph::search::QuestionEncoder;
 use ansel_graph::{
-    build, fit, relative_path, CachedRanker, EqagRanker, Feature, FitOptions, GraphParams,
+    build, fit, relative_path, CachedRanker, EqagRanker, Feature, FitOptions, GraphParams, InterBy,
     Prepared, ScoreCache, Variant,
 };
 use ansel_model::{ModelCard, Ranker, TrainingRecord};
@@ -41,6 +41,13 @@ pub struct EqagArgs {
     /// Eq. 2 exactly: no separate weight for a node's own feature (default: one).
     #[arg(long)]
     pub no_root: bool,
+    /// Inter-row edges: `row` (the paper: the best-scored answers of similar questions, to every
+    /// top node) or `answer` (each top node to the answers most similar to its own).
+    #[arg(long, default_value = "row", value_parser = ["row", "answer"])]
+    pub inter_by: String,
+    /// File caching bi-encoder vectors of questions and answers across runs (created if absent).
+    #[arg(long)]
+    pub vector_cache: Option<PathBuf>,
     /// Base score to node feature: sigmoid (logits), minmax (per question) or raw.
     #[arg(long, default_value = "sigmoid")]
     pub feature: String,
@@ -153,8 +160,11 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         train_qs.len(),
         dev_qs.len()
     );
-    let train = Prepared::new(train_qs, base.as_ref(), &encoder)?;
-    let dev = Prepared::new(dev_qs, base.as_ref(), &encoder)?;
+    let inter_by = InterBy::parse(&e.inter_by).ok_or_else(|| anyhow!("unknown --inter-by"))?;
+    let answers = inter_by == InterBy::Answer;
+    let cache = e.vector_cache.as_deref();
+    let train = Prepared::new(train_qs, base.as_ref(), &encoder, answers, cache)?;
+    let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache)?;
     let base_is_dir = Path::new(base_spec).is_dir();
     let base_ref = if base_is_dir {
         relative_path(Path::new(base_spec), &args.out)
@@ -187,6 +197,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         k_rows: e.k_rows,
         k_inter: e.k_inter,
         th_inter: e.th_inter,
+        inter_by,
     };
     let base_dev = ansel_eval::evaluate(&dev.questions, &dev.scores, ansel_eval::Filter::Answered);
     let candidates = if e.sweep.is_some() {
@@ -212,6 +223,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         let line = serde_json::json!({
             "variant": params.variant.name(), "k_intra": params.k_intra, "th_intra": params.th_intra,
             "k_rows": params.k_rows, "k_inter": params.k_inter, "th_inter": params.th_inter,
+            "inter_by": e.inter_by,
             "edges": model.config.training_edges, "best_epoch": result.best_epoch,
             "dev P@1": result.dev.metric("P@1"), "dev MAP": map, "dev MRR": result.dev.metric("MRR"),
             "base dev P@1": base_dev.metric("P@1"), "base dev MAP": base_dev.metric("MAP"),
