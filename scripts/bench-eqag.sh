@@ -5,6 +5,7 @@
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|report]
 #
+# INTER_BY=answer runs the extension (inter-row edges by answer similarity; tags get "-answer").
 # Work files (gitignored) go to target/eqag: answered-question subsets of the data, base-score
 # caches (`ansel rank` output; the cross-encoders score each pair once), sweep tables, models.
 # Test numbers come from `ansel eval --model DIR`; the EQAG loader takes the base scores of
@@ -44,11 +45,13 @@ cache() {
 
 # run DATASET BASE CLEANFLAG: sweep each variant on dev, then 3 seeds of its best setting + RI.
 run() {
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")
+  local by=${INTER_BY:-row}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")
   local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
-    --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}")
-  export ANSEL_EQAG_BASE_CACHE=$ctest
+    --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
+    --inter-by "$by" --vector-cache $W/cache/minilm-vectors-$by.bin)
+  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-$by.bin
   $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
   for v in ta t+ t+-; do
     local sweep=$W/results/sweep-$tag-$v.jsonl
@@ -70,7 +73,7 @@ run() {
   done
   # The live path (no cache): same numbers as the cached run of seed 1 of T+.
   if [ -z "${SKIP_LIVE:-}" ]; then
-    ANSEL_EQAG_BASE_CACHE= $ansel eval --data $W/data/$ds-test.* $clean --model $W/runs/$tag-t+-s1 --json > $W/results/$tag-t+-s1-live.json
+    ANSEL_EQAG_BASE_CACHE= ANSEL_EQAG_VECTOR_CACHE= $ansel eval --data $W/data/$ds-test.* $clean --model $W/runs/$tag-t+-s1 --json > $W/results/$tag-t+-s1-live.json
   fi
 }
 

@@ -24,6 +24,8 @@ def fmt(xs):
 DATASETS = [
     ("wikiqa-minilm-l6-wikiqa", "WikiQA test (clean, 237 q)", "models/minilm-l6-wikiqa"),
     ("trecqa-minilm-l6-tanda", "TrecQA test-filtered (68 q)", "models/minilm-l6-tanda"),
+    ("wikiqa-minilm-l6-wikiqa-answer", "WikiQA test (clean, 237 q), extension: inter-row edges by answer similarity", "models/minilm-l6-wikiqa"),
+    ("trecqa-minilm-l6-tanda-answer", "TrecQA test-filtered (68 q), extension: inter-row edges by answer similarity", "models/minilm-l6-tanda"),
 ]
 VARIANTS = [("ta", "EQAG TA"), ("t+", "EQAG T+"), ("t+-", "EQAG T+-"), ("ri", "EQAG RI (random features, T+ graph)")]
 

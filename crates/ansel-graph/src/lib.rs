@@ -538,6 +538,8 @@ pub struct EqagRanker {
     base: Box<dyn Ranker>,
     encoder: QuestionEncoder,
     pub model: Eqag,
+    /// A bi-encoder vector cache for batch scoring (experiments; see `Prepared::new`).
+    pub vector_cache: Option<PathBuf>,
 }
 
 impl EqagRanker {
@@ -559,6 +561,7 @@ impl EqagRanker {
             base,
             encoder,
             model,
+            vector_cache: None,
         })
     }
 
@@ -642,27 +645,14 @@ impl Ranker for EqagRanker {
     }
 
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
-        let scores = self.base.score_all(questions)?;
-        let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
-        let vectors = self.encoder.encode(&texts)?;
-        let answers = if self.model.needs_answers() {
-            let texts: Vec<&str> = questions
-                .iter()
-                .flat_map(|q| q.candidates.iter().map(|c| c.text.as_str()))
-                .collect();
-            Some(self.encoder.encode(&texts)?)
-        } else {
-            None
-        };
-        Ok(score_prepared(
-            &self.model,
-            &Prepared {
-                questions: questions.to_vec(),
-                scores,
-                vectors,
-                answers,
-            },
-        ))
+        let prepared = Prepared::new(
+            questions.to_vec(),
+            self.base.as_ref(),
+            &self.encoder,
+            self.model.needs_answers(),
+            self.vector_cache.as_deref(),
+        )?;
+        Ok(score_prepared(&self.model, &prepared))
     }
 }
 

@@ -20,6 +20,9 @@ use std::time::Instant;
 /// questions found there are not re-scored (experiments only; unset, the base scores live).
 pub const BASE_CACHE_ENV: &str = "ANSEL_EQAG_BASE_CACHE";
 
+/// Environment variable: a bi-encoder vector cache file (`--vector-cache`) for batch scoring.
+pub const VECTOR_CACHE_ENV: &str = "ANSEL_EQAG_VECTOR_CACHE";
+
 /// Options of `--model eqag` (the base ranker is `--base`).
 #[derive(Args)]
 pub struct EqagArgs {
@@ -104,7 +107,12 @@ pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
         })
         .unwrap_or_default();
     let base = base_ranker(&spec, &caches).with_context(|| format!("base ranker {spec}"))?;
-    Ok(Box::new(EqagRanker::load(dir, card, base)?))
+    let mut ranker = EqagRanker::load(dir, card, base)?;
+    ranker.vector_cache = std::env::var(VECTOR_CACHE_ENV)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    Ok(Box::new(ranker))
 }
 
 /// One sweep grid point.
