@@ -63,7 +63,7 @@ for tag, title, base in DATASETS:
         )
     live = os.path.join(res, f"{tag}-t+-s1-live.json")
     cached = os.path.join(res, f"{tag}-t+-s1.json")
-    if os.path.exists(live) and os.path.exists(cached):
+    if os.path.exists(live) and os.path.getsize(live) > 0 and os.path.exists(cached):
         a, c = load(live), load(cached)
         same = all(a[k] == c[k] for k in ("P@1", "MAP", "MRR"))
         lines += ["", f"Live check: `ansel eval` of T+ seed 1 with the base scored live (no cache): P@1 {a['P@1']:.4f}, "

@@ -316,8 +316,12 @@ pub struct FitOptions {
     pub lr: f64,
     pub epochs: usize,
     pub eval_every: usize,
-    /// Evaluations without a better dev MAP before stopping.
+    /// Evaluations without a better dev MAP before stopping...
     pub patience: usize,
+    /// ... but never before this epoch (the first epochs can rank upside down while the
+    /// output weight's sign settles).
+    #[serde(default)]
+    pub min_epochs: usize,
     pub seed: u64,
 }
 
@@ -368,7 +372,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
             } else {
                 since += 1;
             }
-            since < opts.patience
+            since < opts.patience || epoch < opts.min_epochs
         },
     )?;
     let (_, best_epoch, weights) =

@@ -99,6 +99,7 @@ fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, P
         epochs: 30,
         eval_every: 10,
         patience: 5,
+        min_epochs: 0,
         seed: 7,
     };
     fit(&mut model, &dev, &opts).unwrap();

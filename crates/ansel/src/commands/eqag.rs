@@ -121,7 +121,7 @@ fn grid(base: GraphParams) -> Vec<GraphParams> {
     for k_intra in [1, 2, 3, 5] {
         for th_intra in [0.0, 0.5, 0.7] {
             for k_inter in [3, 10] {
-                for th_inter in [0.5, 0.9] {
+                for th_inter in [0.0, 0.5, 0.9] {
                     out.push(GraphParams {
                         k_intra,
                         th_intra,
@@ -196,6 +196,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
             args.cross_encoder.eval_every
         },
         patience: args.patience.max(1),
+        min_epochs: 100.min(args.epochs.unwrap_or(200)),
         seed: args.seed,
     };
     let chosen = GraphParams {
