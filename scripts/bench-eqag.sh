@@ -5,7 +5,9 @@
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|report]
 #
-# INTER_BY=answer runs the extension (inter-row edges by answer similarity; tags get "-answer").
+# Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
+# "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
+# graph and chosen on the odd ones; tags get "-fod").
 # Work files (gitignored) go to target/eqag: answered-question subsets of the data, base-score
 # caches (`ansel rank` output; the cross-encoders score each pair once), sweep tables, models.
 # Test numbers come from `ansel eval --model DIR`; the EQAG loader takes the base scores of
@@ -46,11 +48,12 @@ cache() {
 # run DATASET BASE CLEANFLAG: sweep each variant on dev, then 3 seeds of its best setting + RI.
 run() {
   local by=${INTER_BY:-row}
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")
+  local fod=${FIT_ON_DEV:+--fit-on-dev}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${FIT_ON_DEV:+-fod}
   local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
-    --inter-by "$by" --vector-cache $W/cache/minilm-vectors-$by.bin)
+    --inter-by "$by" $fod --vector-cache $W/cache/minilm-vectors-$by.bin)
   export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-$by.bin
   $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
   for v in ta t+ t+-; do

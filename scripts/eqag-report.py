@@ -26,6 +26,10 @@ DATASETS = [
     ("trecqa-minilm-l6-tanda", "TrecQA test-filtered (68 q)", "models/minilm-l6-tanda"),
     ("wikiqa-minilm-l6-wikiqa-answer", "WikiQA test (clean, 237 q), extension: inter-row edges by answer similarity", "models/minilm-l6-wikiqa"),
     ("trecqa-minilm-l6-tanda-answer", "TrecQA test-filtered (68 q), extension: inter-row edges by answer similarity", "models/minilm-l6-tanda"),
+    ("wikiqa-minilm-l6-wikiqa-fod", "WikiQA test (clean, 237 q), extension: GCN fitted on half of dev", "models/minilm-l6-wikiqa"),
+    ("trecqa-minilm-l6-tanda-fod", "TrecQA test-filtered (68 q), extension: GCN fitted on half of dev", "models/minilm-l6-tanda"),
+    ("wikiqa-minilm-l6-wikiqa-answer-fod", "WikiQA test (clean, 237 q), extensions: answer-similarity edges + GCN fitted on half of dev", "models/minilm-l6-wikiqa"),
+    ("trecqa-minilm-l6-tanda-answer-fod", "TrecQA test-filtered (68 q), extensions: answer-similarity edges + GCN fitted on half of dev", "models/minilm-l6-tanda"),
 ]
 VARIANTS = [("ta", "EQAG TA"), ("t+", "EQAG T+"), ("t+-", "EQAG T+-"), ("ri", "EQAG RI (random features, T+ graph)")]
 
@@ -69,7 +73,8 @@ for tag, title, base in DATASETS:
         lines += ["", f"Live check: `ansel eval` of T+ seed 1 with the base scored live (no cache): P@1 {a['P@1']:.4f}, "
                   f"MAP {a['MAP']:.4f}, MRR {a['MRR']:.4f} ({'identical to' if same else 'DIFFERENT from'} the cached run)."]
     # Chosen settings and their sweeps.
-    lines += ["", "### Dev sweeps (seed 42; K_rows = 5)", ""]
+    fod = tag.endswith("-fod")
+    lines += ["", "### Dev sweeps (seed 42; K_rows = 5" + ("; GCN fitted on the even dev questions, metrics on the odd ones" if fod else "") + ")", ""]
     for v, name in VARIANTS[:3]:
         sp = os.path.join(res, f"sweep-{tag}-{v}.jsonl")
         if not os.path.exists(sp):

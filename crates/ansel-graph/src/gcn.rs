@@ -284,6 +284,7 @@ pub fn train(
     graph: &Graph,
     features: &[f32],
     labels: &[bool],
+    loss_nodes: Option<&[bool]>,
     hidden: usize,
     root: bool,
     lr: f64,
@@ -299,10 +300,21 @@ pub fn train(
     let x = Tensor::from_slice(features).unsqueeze(1);
     let y: Vec<f32> = labels.iter().map(|&l| if l { 1.0 } else { 0.0 }).collect();
     let y = Tensor::from_slice(&y);
+    // Nodes the loss is over (all when `loss_nodes` is None).
+    let w: Vec<f32> = match loss_nodes {
+        Some(m) => m.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect(),
+        None => vec![1.0; labels.len()],
+    };
+    let count = w.iter().sum::<f32>().max(1.0) as f64;
+    let w = Tensor::from_slice(&w);
     for epoch in 1..=epochs {
         let logits = model.forward(&g, &x);
-        let loss =
-            logits.binary_cross_entropy_with_logits::<Tensor>(&y, None, None, tch::Reduction::Mean);
+        let loss = logits.binary_cross_entropy_with_logits::<&Tensor>(
+            &y,
+            Some(&w),
+            None,
+            tch::Reduction::Sum,
+        ) / count;
         opt.zero_grad();
         loss.backward();
         opt.step();
@@ -396,7 +408,7 @@ mod tests {
         let y: Vec<bool> = x.iter().map(|&v| v > 0.5).collect();
         tch::manual_seed(1);
         let mut losses = Vec::new();
-        train(&g, &x, &y, 4, true, 0.05, 300, 50, |_, l, _| {
+        train(&g, &x, &y, None, 4, true, 0.05, 300, 50, |_, l, _| {
             losses.push(l);
             true
         })

@@ -159,6 +159,7 @@ impl Eqag {
 
 /// Base scores and question vectors of a set of questions (computed once, reused by every
 /// configuration of a sweep).
+#[derive(Clone)]
 pub struct Prepared {
     pub questions: Vec<Question>,
     pub scores: Vec<Vec<f32>>,
@@ -168,6 +169,35 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// (even positions, odd positions): two disjoint halves.
+    pub fn split_alternate(&self) -> (Prepared, Prepared) {
+        let dim = self.vectors.len() / self.questions.len().max(1);
+        let mut halves = [self.empty(), self.empty()];
+        let mut at = 0;
+        for (i, q) in self.questions.iter().enumerate() {
+            let h = &mut halves[i % 2];
+            let n = q.candidates.len();
+            h.questions.push(q.clone());
+            h.scores.push(self.scores[i].clone());
+            h.vectors.extend(&self.vectors[i * dim..(i + 1) * dim]);
+            if let (Some(dst), Some(src)) = (h.answers.as_mut(), self.answers.as_ref()) {
+                dst.extend(&src[at * dim..(at + n) * dim]);
+            }
+            at += n;
+        }
+        let [a, b] = halves;
+        (a, b)
+    }
+
+    fn empty(&self) -> Prepared {
+        Prepared {
+            questions: Vec::new(),
+            scores: Vec::new(),
+            vectors: Vec::new(),
+            answers: self.answers.as_ref().map(|_| Vec::new()),
+        }
+    }
+
     /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]).
     pub fn new(
         questions: Vec<Question>,
@@ -322,6 +352,11 @@ pub struct FitOptions {
     /// output weight's sign settles).
     #[serde(default)]
     pub min_epochs: usize,
+    /// Extension: fit the GCN on half of the dev rows (even positions) joined to the training
+    /// graph, and stop early / choose on the other half, instead of on the training nodes
+    /// (whose base scores come from a ranker trained on them, so they are nearly the labels).
+    #[serde(default)]
+    pub fit_on_dev: bool,
     pub seed: u64,
 }
 
@@ -341,13 +376,49 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
     let mut since = 0;
     let mut log = Vec::new();
     let mut last = 0;
-    let labels = model.stored.labels.clone();
-    let features = model.stored.features.clone();
-    let graph = model.graph.clone();
+    let mut labels = model.stored.labels.clone();
+    let mut features = model.stored.features.clone();
+    let mut graph = model.graph.clone();
+    let (fit_rows, val) = if opts.fit_on_dev {
+        let (a, b) = dev.split_alternate();
+        (Some(a), b)
+    } else {
+        (None, dev.clone())
+    };
+    let mut loss_nodes = None;
+    if let Some(rows) = &fit_rows {
+        // Join every fit row to the training graph (rows are not joined to each other).
+        let mut mask = vec![false; features.len()];
+        let dim = model.search.dim;
+        let mut at = 0;
+        for (i, (q, s)) in rows.questions.iter().zip(&rows.scores).enumerate() {
+            let f = node_features(q, s, model.config.feature, model.config.random_init);
+            let n = f.len();
+            let a = rows
+                .answers
+                .as_deref()
+                .map(|a| &a[at * dim..(at + n) * dim]);
+            at += n;
+            let e = model.row_edges(&f, a, &rows.vectors[i * dim..(i + 1) * dim]);
+            let start = features.len();
+            graph.adj.extend(vec![Vec::new(); n]);
+            for (a, b, w) in e.intra {
+                graph.add(start + a, start + b, w);
+            }
+            for (a, node, w) in e.inter {
+                graph.add(start + a, node, w);
+            }
+            features.extend(&f);
+            labels.extend(q.candidates.iter().map(|c| c.label.unwrap_or(false)));
+            mask.extend(std::iter::repeat_n(true, n));
+        }
+        loss_nodes = Some(mask);
+    }
     gcn::train(
         &graph,
         &features,
         &labels,
+        loss_nodes.as_deref(),
         opts.hidden,
         opts.root,
         opts.lr,
@@ -356,8 +427,8 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
         |epoch, loss, weights| {
             model.gcn = weights.clone();
             let report = evaluate(
-                &dev.questions,
-                &score_prepared(model, dev),
+                &val.questions,
+                &score_prepared(model, &val),
                 Filter::Answered,
             );
             let map = report.metric("MAP").unwrap_or(0.0);
@@ -379,8 +450,8 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
         best.ok_or_else(|| ModelError::Backend("no epochs run".into()))?;
     model.gcn = weights;
     let dev_report = evaluate(
-        &dev.questions,
-        &score_prepared(model, dev),
+        &val.questions,
+        &score_prepared(model, &val),
         Filter::Answered,
     );
     Ok(Fit {

@@ -100,6 +100,7 @@ fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, P
         eval_every: 10,
         patience: 5,
         min_epochs: 0,
+        fit_on_dev: false,
         seed: 7,
     };
     fit(&mut model, &dev, &opts).unwrap();
@@ -223,6 +224,54 @@ fn answer_edges_follow_answer_similarity() {
         let cos: f32 = (0..8).map(|k| a[i * 8 + k] * theirs[node * 8 + k]).sum();
         assert!((cos - w).abs() < 1e-6 && w > 0.0 && model.stored.labels[node]);
     }
+}
+
+#[test]
+fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
+    let train = synthetic(60, 1, "t");
+    let dev = synthetic(16, 2, "d");
+    let (a, b) = dev.split_alternate();
+    assert_eq!((a.questions.len(), b.questions.len()), (8, 8));
+    assert_eq!(a.questions[1].id, "d2");
+    assert_eq!(
+        b.answers.as_ref().unwrap()[..8],
+        dev.answers.as_ref().unwrap()[6 * 8..7 * 8]
+    );
+    let mut model = build(
+        &train,
+        &params(Variant::Ta),
+        Feature::Sigmoid,
+        false,
+        "b",
+        false,
+        "e",
+        8,
+    )
+    .unwrap();
+    let opts = FitOptions {
+        hidden: 4,
+        root: true,
+        lr: 0.05,
+        epochs: 20,
+        eval_every: 10,
+        patience: 5,
+        min_epochs: 0,
+        fit_on_dev: true,
+        seed: 7,
+    };
+    let fit = fit(&mut model, &dev, &opts).unwrap();
+    assert_eq!(fit.dev.questions(), 8);
+    // The stored graph is the training graph alone: dev rows are not kept.
+    assert_eq!(model.graph.nodes(), 60 * 6);
+    let test = synthetic(10, 3, "x");
+    let before = score_prepared(&model, &test);
+    let mut flipped = test.clone();
+    for q in &mut flipped.questions {
+        for c in &mut q.candidates {
+            c.label = c.label.map(|l| !l);
+        }
+    }
+    assert_eq!(score_prepared(&model, &flipped), before);
 }
 
 #[test]
