@@ -3,7 +3,7 @@
 # WikiQA test (clean, 237 q) and TrecQA test-filtered (68 q); the dev sweeps; the graph-step
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
-#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|report]
+#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|model|report]
 #
 # Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
 # "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
@@ -93,13 +93,31 @@ latency() {
   cat $W/results/latency.json
 }
 
+# The committed model: T+ over models/minilm-l6-wikiqa with the sweep's setting, seed 1.
+model() {
+  local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $W/runs/wikiqa-minilm-l6-wikiqa-t+-sweep/model.json)
+  $ansel train --model eqag --base models/minilm-l6-wikiqa --train $W/data/wikiqa-train.tsv --dev $W/data/wikiqa-dev.tsv \
+    --base-cache $(cache wikiqa train models/minilm-l6-wikiqa) --base-cache $(cache wikiqa dev models/minilm-l6-wikiqa) \
+    --variant t+ $g --seed 1 --threads 1 --name eqag-minilm-l6-wikiqa-tplus --out models/eqag-minilm-l6-wikiqa > /dev/null
+  $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
+}
+
+extensions() {
+  SKIP_LIVE=1 FIT_ON_DEV=1 run wikiqa models/minilm-l6-wikiqa "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 run trecqa models/minilm-l6-tanda "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 INTER_BY=answer run wikiqa models/minilm-l6-wikiqa "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 INTER_BY=answer run trecqa models/minilm-l6-tanda "--clean"
+}
+
 case $step in
   cache) for s in train dev test; do cache wikiqa $s models/minilm-l6-wikiqa; cache trecqa $s models/minilm-l6-tanda; done ;;
   wikiqa) run wikiqa models/minilm-l6-wikiqa "--clean" ;;
   trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
   latency) latency ;;
+  extensions) extensions ;;
+  model) model ;;
   report) ;;
-  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency ;;
-  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|report]" >&2; exit 2 ;;
+  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model ;;
+  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|model|report]" >&2; exit 2 ;;
 esac
 python3 scripts/eqag-report.py $W/results docs/results/eqag.md
