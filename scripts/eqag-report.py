@@ -129,6 +129,13 @@ if os.path.exists(lat) and os.path.getsize(lat) > 0:
         f"| base ranker (Cosinenet here) | {bm['mean']:.3f} | {bm['p50']:.3f} | {bm['p95']:.3f} | {bm['max']:.3f} |",
         "",
     ]
+    if "search_scaling" in l:
+        lines += ["Exact nearest-question search alone (top 5 of N random 384-d unit vectors, 50 queries, 1 thread):", "",
+                  "| stored questions | mean ms | p50 ms | p95 ms |", "|---|---|---|---|"]
+        for r in l["search_scaling"]:
+            m = r["search_ms"]
+            lines.append(f"| {r['stored']:,} | {m['mean']:.3f} | {m['p50']:.3f} | {m['p95']:.3f} |")
+        lines.append("")
 lines += [
     "## How this differs from the paper, and why it does not help here",
     "",

@@ -29,12 +29,12 @@ pub struct Gcn {
 
 impl Gcn {
     fn hidden_of(&self, z: f32, x: f32, out: &mut [f32]) {
-        for k in 0..self.hidden {
+        for (k, o) in out.iter_mut().enumerate().take(self.hidden) {
             let mut v = z * self.w1[k] + self.b1[k];
             if self.root {
                 v += x * self.r1[k];
             }
-            out[k] = v.max(0.0);
+            *o = v.max(0.0);
         }
     }
 
@@ -250,12 +250,12 @@ impl TorchGcn {
     pub fn forward(&self, g: &TorchGraph, x: &Tensor) -> Tensor {
         let mut h1 = g.aggregate(x).matmul(&self.w1) + &self.b1;
         if self.root {
-            h1 = h1 + x.matmul(&self.r1);
+            h1 += x.matmul(&self.r1);
         }
         let h1 = h1.relu();
         let mut y = g.aggregate(&h1).matmul(&self.w2) + &self.b2;
         if self.root {
-            y = y + h1.matmul(&self.r2);
+            y += h1.matmul(&self.r2);
         }
         y.squeeze_dim(1)
     }

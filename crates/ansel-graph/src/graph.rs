@@ -75,7 +75,7 @@ impl Feature {
             Feature::MinMax => {
                 let lo = scores.iter().cloned().fold(f32::INFINITY, f32::min);
                 let hi = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-                if !(hi > lo) {
+                if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
                     return vec![0.5; scores.len()];
                 }
                 scores.iter().map(|&s| (s - lo) / (hi - lo)).collect()

@@ -152,6 +152,11 @@ impl Eqag {
         )
     }
 
+    /// Dimension of the stored question vectors.
+    pub fn search_dim(&self) -> usize {
+        self.search.dim
+    }
+
     pub fn training_rows(&self) -> usize {
         self.stored.rows.len()
     }

@@ -349,7 +349,40 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
     for q in &questions {
         t.push(ranker.score_timed(q)?.1);
     }
+    // Nearest-question search alone over larger stores (random unit vectors, the model's
+    // dimension): exact search cost grows linearly with the stored questions.
+    let dim = ranker.model.search_dim();
+    let mut scaling = Vec::new();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    for rows in [2_000usize, 20_000, 100_000] {
+        let mut vectors: Vec<f32> = (0..rows * dim).map(|_| next()).collect();
+        for v in vectors.chunks_mut(dim) {
+            ansel_graph::search::normalise(v);
+        }
+        let store = ansel_graph::search::NearestQuestions { dim, vectors };
+        let queries: Vec<Vec<f32>> = (0..50)
+            .map(|_| {
+                let mut q: Vec<f32> = (0..dim).map(|_| next()).collect();
+                ansel_graph::search::normalise(&mut q);
+                q
+            })
+            .collect();
+        let mut ms = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            std::hint::black_box(store.top_k(q, 5, None));
+            ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        scaling.push(serde_json::json!({"stored": rows, "search_ms": summary(ms)}));
+    }
     let out = serde_json::json!({
+        "search_scaling": scaling,
         "model": args.model.display().to_string(),
         "data": args.data.data.display().to_string(),
         "stored_training_questions": ranker.model.training_rows(),
