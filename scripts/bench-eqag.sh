@@ -3,7 +3,7 @@
 # WikiQA test (clean, 237 q) and TrecQA test-filtered (68 q); the dev sweeps; the graph-step
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
-#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|model|report]
+#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]
 #
 # Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
 # "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
@@ -115,9 +115,11 @@ case $step in
   trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
   latency) latency ;;
   extensions) extensions ;;
+  cosinenet) SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
   model) model ;;
   report) ;;
-  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model ;;
-  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|model|report]" >&2; exit 2 ;;
+  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model
+       SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
+  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 python3 scripts/eqag-report.py $W/results docs/results/eqag.md

@@ -26,6 +26,7 @@ DATASETS = [
     ("trecqa-minilm-l6-tanda", "TrecQA test-filtered (68 q)", "models/minilm-l6-tanda"),
     ("wikiqa-minilm-l6-wikiqa-answer", "WikiQA test (clean, 237 q), extension: inter-row edges by answer similarity", "models/minilm-l6-wikiqa"),
     ("trecqa-minilm-l6-tanda-answer", "TrecQA test-filtered (68 q), extension: inter-row edges by answer similarity", "models/minilm-l6-tanda"),
+    ("wikiqa-cosinenet-wikiqa", "WikiQA test (clean, 237 q), a second base: Cosinenet (node feature: min-max of its scores per question)", "models/cosinenet-wikiqa"),
     ("wikiqa-minilm-l6-wikiqa-fod", "WikiQA test (clean, 237 q), extension: GCN fitted on half of dev", "models/minilm-l6-wikiqa"),
     ("trecqa-minilm-l6-tanda-fod", "TrecQA test-filtered (68 q), extension: GCN fitted on half of dev", "models/minilm-l6-tanda"),
     ("wikiqa-minilm-l6-wikiqa-answer-fod", "WikiQA test (clean, 237 q), extensions: answer-similarity edges + GCN fitted on half of dev", "models/minilm-l6-wikiqa"),

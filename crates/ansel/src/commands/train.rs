@@ -46,7 +46,8 @@ pub struct TrainArgs {
 #[derive(Args)]
 pub struct CrossEncoderArgs {
     /// Base model: a Hugging Face BERT directory (config.json, tokenizer.json, model.safetensors),
-    /// or a cross-encoder trained by ansel (TANDA: adapt a transferred model).
+    /// or a cross-encoder trained by ansel (TANDA: adapt a transferred model). With `--model eqag`:
+    /// the base ranker, any model directory or built-in model name.
     #[arg(long)]
     pub base: Option<String>,
     /// Read "[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]" (the LOCT context baseline).
