@@ -49,6 +49,8 @@ enum Command {
     Adapt(Box<commands::adapt::AdaptArgs>),
     /// Load-test a running `ansel serve` on loopback and write a report.
     BenchServer(commands::bench_server::BenchServerArgs),
+    /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
+    EqagLatency(commands::eqag::LatencyArgs),
 }
 
 fn main() -> ExitCode {
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::CassieBench(args) => commands::cassie::bench(args),
         Command::Explain(args) => commands::cassie::explain(args),
+        Command::EqagLatency(args) => commands::eqag::latency(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

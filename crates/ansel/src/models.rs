@@ -18,6 +18,7 @@ const LOADERS: &[(&str, Loader)] = &[
     (ansel_bert::KIND, load_cross_encoder),
     (ansel_cassie::KIND, load_cassie),
     (ansel_bert::BI_KIND, load_bi_encoder),
+    (ansel_graph::KIND, crate::commands::eqag::load),
 ];
 
 /// The model that ranks candidates users bring (`rank`): word overlap with

@@ -6,6 +6,7 @@ mod cascade;
 pub mod cassie;
 pub mod convert;
 pub mod efficient;
+pub mod eqag;
 pub mod eval;
 pub mod eval_ask;
 pub mod eval_trec;

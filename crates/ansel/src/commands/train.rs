@@ -40,13 +40,16 @@ pub struct TrainArgs {
     pub cross_encoder: CrossEncoderArgs,
     #[command(flatten)]
     pub cassie: super::cassie::CassieArgs,
+    #[command(flatten)]
+    pub eqag: super::eqag::EqagArgs,
 }
 
 /// Options of `--model cross-encoder` (a BERT-family encoder fine-tuned on pairs).
 #[derive(Args)]
 pub struct CrossEncoderArgs {
     /// Base model: a Hugging Face BERT directory (config.json, tokenizer.json, model.safetensors),
-    /// or a cross-encoder trained by ansel (TANDA: adapt a transferred model).
+    /// or a cross-encoder trained by ansel (TANDA: adapt a transferred model). With `--model eqag`:
+    /// the base ranker, any model directory or built-in model name.
     #[arg(long)]
     pub base: Option<String>,
     /// Read "[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]" (the LOCT context baseline).
@@ -106,6 +109,7 @@ const TRAINERS: &[(&str, Trainer)] = &[
     (ansel_bert::KIND, train_cross_encoder),
     (ansel_cassie::KIND, super::cassie::train_cassie),
     (ansel_bert::BI_KIND, train_bi_encoder),
+    (ansel_graph::KIND, super::eqag::train),
 ];
 
 fn train_cross_encoder(args: &TrainArgs) -> Result<()> {

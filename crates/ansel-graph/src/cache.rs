@@ -1,0 +1,142 @@
+//! Cached base scores: the JSON lines `ansel rank --model BASE` prints, read back so that
+//! experiments score the training and evaluation pairs with a slow base ranker once.
+
+use ansel_data::Question;
+use ansel_model::{ModelError, Ranker, Result};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Deserialize)]
+struct Line {
+    id: String,
+    model: String,
+    scores: Vec<Scored>,
+}
+
+#[derive(Deserialize)]
+struct Scored {
+    id: String,
+    score: f32,
+}
+
+/// Scores by question id, each with its candidates' ids (checked on lookup).
+pub struct ScoreCache {
+    pub path: PathBuf,
+    /// The `--model` the scores came from, as `ansel rank` recorded it.
+    pub model: String,
+    map: HashMap<String, Vec<(String, f32)>>,
+}
+
+impl ScoreCache {
+    pub fn read(path: &Path) -> Result<ScoreCache> {
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
+        let mut map = HashMap::new();
+        let mut model = String::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let l: Line = serde_json::from_str(line).map_err(|e| ModelError::Format {
+                path: path.to_path_buf(),
+                message: format!("line {}: {e}", n + 1),
+            })?;
+            if model.is_empty() {
+                model = l.model.clone();
+            } else if model != l.model {
+                return Err(ModelError::Format {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "line {}: scores of model {:?} after {:?}; one cache holds one model",
+                        n + 1,
+                        l.model,
+                        model
+                    ),
+                });
+            }
+            map.insert(
+                l.id,
+                l.scores.into_iter().map(|s| (s.id, s.score)).collect(),
+            );
+        }
+        Ok(ScoreCache {
+            path: path.to_path_buf(),
+            model,
+            map,
+        })
+    }
+
+    /// The cached scores of `q`, if its id is there with the same candidate ids.
+    pub fn get(&self, q: &Question) -> Option<Vec<f32>> {
+        let s = self.map.get(&q.id)?;
+        (s.len() == q.candidates.len()
+            && s.iter().zip(&q.candidates).all(|((id, _), c)| *id == c.id))
+        .then(|| s.iter().map(|&(_, v)| v).collect())
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// A base ranker that takes a question's scores from caches when they hold it and scores
+/// it live otherwise.
+pub struct CachedRanker {
+    inner: Box<dyn Ranker>,
+    caches: Vec<ScoreCache>,
+    pub hits: AtomicUsize,
+    pub misses: AtomicUsize,
+}
+
+impl CachedRanker {
+    pub fn new(inner: Box<dyn Ranker>, caches: Vec<ScoreCache>) -> CachedRanker {
+        CachedRanker {
+            inner,
+            caches,
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+        }
+    }
+
+    fn cached(&self, q: &Question) -> Option<Vec<f32>> {
+        self.caches.iter().find_map(|c| c.get(q))
+    }
+}
+
+impl Ranker for CachedRanker {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        let found: Vec<Option<Vec<f32>>> = questions.iter().map(|q| self.cached(q)).collect();
+        let missing: Vec<Question> = questions
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|(q, _)| q.clone())
+            .collect();
+        self.hits
+            .fetch_add(questions.len() - missing.len(), Ordering::Relaxed);
+        self.misses.fetch_add(missing.len(), Ordering::Relaxed);
+        let mut live = if missing.is_empty() {
+            Vec::new()
+        } else {
+            self.inner.score_all(&missing)?
+        }
+        .into_iter();
+        Ok(found
+            .into_iter()
+            .map(|f| f.unwrap_or_else(|| live.next().unwrap_or_default()))
+            .collect())
+    }
+}

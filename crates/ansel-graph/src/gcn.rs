@@ -1,0 +1,418 @@
+//! The two-layer GCN of eq. 2 over one scalar node feature, in plain Rust for inference
+//! (full graph and online, one new question row at a time) and in libtorch for training.
+//!
+//! Layer l computes, for node i,
+//! `z_i = sum_{j in N(i) + {i}} e_ji / sqrt(m_j m_i) h_j` (self loop weight 1,
+//! `m_i = 1 + sum_j e_ji`), then `h'_i = act(W_l z_i + b_l [+ R_l h_i])`. The optional
+//! root weight `R_l` (off in eq. 2) lets a node keep its own feature apart from the
+//! average: in a clique every member has the same `z`, so without it the GCN cannot tell
+//! a question's top candidates apart. Layer 1 maps the feature to `hidden` units with ReLU,
+//! layer 2 maps them to one logit (the score; BCE with logits in training).
+
+use crate::graph::{Graph, RowEdges};
+use ansel_torch::tch::{self, nn, nn::OptimizerConfig, Kind, Tensor};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Trained GCN weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gcn {
+    pub hidden: usize,
+    pub root: bool,
+    pub w1: Vec<f32>,
+    pub b1: Vec<f32>,
+    pub r1: Vec<f32>,
+    pub w2: Vec<f32>,
+    pub b2: f32,
+    pub r2: Vec<f32>,
+}
+
+impl Gcn {
+    fn hidden_of(&self, z: f32, x: f32, out: &mut [f32]) {
+        for (k, o) in out.iter_mut().enumerate().take(self.hidden) {
+            let mut v = z * self.w1[k] + self.b1[k];
+            if self.root {
+                v += x * self.r1[k];
+            }
+            *o = v.max(0.0);
+        }
+    }
+
+    fn output_of(&self, agg: &[f32], h: &[f32]) -> f32 {
+        let mut y = self.b2;
+        for k in 0..self.hidden {
+            y += agg[k] * self.w2[k];
+            if self.root {
+                y += h[k] * self.r2[k];
+            }
+        }
+        y
+    }
+
+    /// Logits of every node of `graph` with features `x`.
+    pub fn forward_full(&self, graph: &Graph, x: &[f32]) -> Vec<f32> {
+        let deg = graph.degrees();
+        let n = graph.nodes();
+        let hd = self.hidden;
+        let mut h1 = vec![0f32; n * hd];
+        for i in 0..n {
+            let mut z = x[i] / deg[i];
+            for &(j, w) in &graph.adj[i] {
+                z += w * x[j] / (deg[i] * deg[j]).sqrt();
+            }
+            self.hidden_of(z, x[i], &mut h1[i * hd..(i + 1) * hd]);
+        }
+        let mut out = vec![0f32; n];
+        let mut agg = vec![0f32; hd];
+        for i in 0..n {
+            for k in 0..hd {
+                agg[k] = h1[i * hd + k] / deg[i];
+            }
+            for &(j, w) in &graph.adj[i] {
+                let c = w / (deg[i] * deg[j]).sqrt();
+                for k in 0..hd {
+                    agg[k] += c * h1[j * hd + k];
+                }
+            }
+            out[i] = self.output_of(&agg, &h1[i * hd..(i + 1) * hd]);
+        }
+        out
+    }
+
+    /// Logits of one new question row's nodes once its edges join the stored training
+    /// graph (`graph`, `degrees` = `graph.degrees()`, training features `x`): exactly what
+    /// [`Gcn::forward_full`] gives those nodes on the training graph with the row added,
+    /// computed on the row's two-hop neighbourhood only.
+    pub fn forward_row(
+        &self,
+        graph: &Graph,
+        degrees: &[f32],
+        x: &[f32],
+        row_x: &[f32],
+        edges: &RowEdges,
+    ) -> Vec<f32> {
+        let n = row_x.len();
+        let hd = self.hidden;
+        let mut local: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
+        let mut m_local = vec![1f32; n];
+        for &(a, b, w) in &edges.intra {
+            local[a].push((b, w));
+            local[b].push((a, w));
+            m_local[a] += w;
+            m_local[b] += w;
+        }
+        // Training nodes the row reaches: the row's nodes joined to each, and added degree.
+        let mut reached: HashMap<usize, Vec<(usize, f32)>> = HashMap::new();
+        let mut to_train: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
+        for &(a, node, w) in &edges.inter {
+            reached.entry(node).or_default().push((a, w));
+            to_train[a].push((node, w));
+            m_local[a] += w;
+        }
+        let extra: HashMap<usize, f32> = reached
+            .iter()
+            .map(|(&k, v)| (k, v.iter().map(|&(_, w)| w).sum()))
+            .collect();
+        let m_train = |k: usize| degrees[k] + extra.get(&k).copied().unwrap_or(0.0);
+        // Layer 1 on the row's nodes.
+        let mut h_local = vec![0f32; n * hd];
+        for i in 0..n {
+            let mi = m_local[i];
+            let mut z = row_x[i] / mi;
+            for &(j, w) in &local[i] {
+                z += w * row_x[j] / (mi * m_local[j]).sqrt();
+            }
+            for &(k, w) in &to_train[i] {
+                z += w * x[k] / (mi * m_train(k)).sqrt();
+            }
+            self.hidden_of(z, row_x[i], &mut h_local[i * hd..(i + 1) * hd]);
+        }
+        // Layer 1 on the training nodes the row reaches.
+        let mut h_train: HashMap<usize, Vec<f32>> = HashMap::new();
+        for (&k, from_row) in &reached {
+            let mk = m_train(k);
+            let mut z = x[k] / mk;
+            for &(j, w) in &graph.adj[k] {
+                z += w * x[j] / (mk * m_train(j)).sqrt();
+            }
+            for &(i, w) in from_row {
+                z += w * row_x[i] / (mk * m_local[i]).sqrt();
+            }
+            let mut h = vec![0f32; hd];
+            self.hidden_of(z, x[k], &mut h);
+            h_train.insert(k, h);
+        }
+        // Layer 2 on the row's nodes.
+        let mut out = vec![0f32; n];
+        let mut agg = vec![0f32; hd];
+        for i in 0..n {
+            let mi = m_local[i];
+            for k in 0..hd {
+                agg[k] = h_local[i * hd + k] / mi;
+            }
+            for &(j, w) in &local[i] {
+                let c = w / (mi * m_local[j]).sqrt();
+                for k in 0..hd {
+                    agg[k] += c * h_local[j * hd + k];
+                }
+            }
+            for &(t, w) in &to_train[i] {
+                let c = w / (mi * m_train(t)).sqrt();
+                let h = &h_train[&t];
+                for k in 0..hd {
+                    agg[k] += c * h[k];
+                }
+            }
+            out[i] = self.output_of(&agg, &h_local[i * hd..(i + 1) * hd]);
+        }
+        out
+    }
+}
+
+/// The training graph as libtorch tensors: directed edges (both directions) plus self
+/// loops, each with its eq. 2 normalisation.
+pub struct TorchGraph {
+    src: Tensor,
+    dst: Tensor,
+    norm: Tensor,
+    n: i64,
+}
+
+impl TorchGraph {
+    pub fn new(graph: &Graph) -> TorchGraph {
+        let deg = graph.degrees();
+        let (mut src, mut dst, mut norm) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..graph.nodes() {
+            src.push(i as i64);
+            dst.push(i as i64);
+            norm.push(1.0 / deg[i]);
+            for &(j, w) in &graph.adj[i] {
+                src.push(j as i64);
+                dst.push(i as i64);
+                norm.push(w / (deg[i] * deg[j]).sqrt());
+            }
+        }
+        TorchGraph {
+            src: Tensor::from_slice(&src),
+            dst: Tensor::from_slice(&dst),
+            norm: Tensor::from_slice(&norm),
+            n: graph.nodes() as i64,
+        }
+    }
+
+    fn aggregate(&self, h: &Tensor) -> Tensor {
+        let cols = h.size()[1];
+        let msg = h.index_select(0, &self.src) * self.norm.unsqueeze(1);
+        Tensor::zeros([self.n, cols], (Kind::Float, tch::Device::Cpu)).index_add(0, &self.dst, &msg)
+    }
+}
+
+/// The GCN's parameters as libtorch variables, for training.
+pub struct TorchGcn {
+    pub vs: nn::VarStore,
+    w1: Tensor,
+    b1: Tensor,
+    r1: Tensor,
+    w2: Tensor,
+    b2: Tensor,
+    r2: Tensor,
+    hidden: usize,
+    root: bool,
+}
+
+impl TorchGcn {
+    /// Fresh weights (seed libtorch first for reproducibility).
+    pub fn new(hidden: usize, root: bool) -> TorchGcn {
+        let vs = nn::VarStore::new(tch::Device::Cpu);
+        let p = vs.root();
+        let h = hidden as i64;
+        let init = nn::Init::Uniform { lo: 0.0, up: 1.0 };
+        let w1 = p.var("w1", &[1, h], init);
+        let b1 = p.var("b1", &[h], nn::Init::Const(0.0));
+        let r1 = p.var("r1", &[1, h], init);
+        let w2 = p.var("w2", &[h, 1], nn::Init::Uniform { lo: -1.0, up: 1.0 });
+        let b2 = p.var("b2", &[1], nn::Init::Const(0.0));
+        let r2 = p.var("r2", &[h, 1], nn::Init::Uniform { lo: -1.0, up: 1.0 });
+        TorchGcn {
+            vs,
+            w1,
+            b1,
+            r1,
+            w2,
+            b2,
+            r2,
+            hidden,
+            root,
+        }
+    }
+
+    /// Logits `[n]` of every node; `x` is `[n, 1]`.
+    pub fn forward(&self, g: &TorchGraph, x: &Tensor) -> Tensor {
+        let mut h1 = g.aggregate(x).matmul(&self.w1) + &self.b1;
+        if self.root {
+            h1 += x.matmul(&self.r1);
+        }
+        let h1 = h1.relu();
+        let mut y = g.aggregate(&h1).matmul(&self.w2) + &self.b2;
+        if self.root {
+            y += h1.matmul(&self.r2);
+        }
+        y.squeeze_dim(1)
+    }
+
+    /// The weights as a plain [`Gcn`].
+    pub fn export(&self) -> Gcn {
+        let v = |t: &Tensor| Vec::<f32>::try_from(t.detach().flatten(0, -1)).unwrap_or_default();
+        Gcn {
+            hidden: self.hidden,
+            root: self.root,
+            w1: v(&self.w1),
+            b1: v(&self.b1),
+            r1: v(&self.r1),
+            w2: v(&self.w2),
+            b2: v(&self.b2).first().copied().unwrap_or(0.0),
+            r2: v(&self.r2),
+        }
+    }
+}
+
+/// Full-batch training on the training graph: BCE with logits over all (training) nodes,
+/// Adam. `after_epoch(epoch, loss, weights)` runs every `eval_every` epochs and at the end;
+/// training stops when it returns false.
+#[allow(clippy::too_many_arguments)]
+pub fn train(
+    graph: &Graph,
+    features: &[f32],
+    labels: &[bool],
+    loss_nodes: Option<&[bool]>,
+    hidden: usize,
+    root: bool,
+    lr: f64,
+    epochs: usize,
+    eval_every: usize,
+    mut after_epoch: impl FnMut(usize, f64, &Gcn) -> bool,
+) -> ansel_model::Result<()> {
+    let g = TorchGraph::new(graph);
+    let model = TorchGcn::new(hidden, root);
+    let mut opt = nn::Adam::default()
+        .build(&model.vs, lr)
+        .map_err(ansel_torch::backend)?;
+    let x = Tensor::from_slice(features).unsqueeze(1);
+    let y: Vec<f32> = labels.iter().map(|&l| if l { 1.0 } else { 0.0 }).collect();
+    let y = Tensor::from_slice(&y);
+    // Nodes the loss is over (all when `loss_nodes` is None).
+    let w: Vec<f32> = match loss_nodes {
+        Some(m) => m.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect(),
+        None => vec![1.0; labels.len()],
+    };
+    let count = w.iter().sum::<f32>().max(1.0) as f64;
+    let w = Tensor::from_slice(&w);
+    for epoch in 1..=epochs {
+        let logits = model.forward(&g, &x);
+        let loss = logits.binary_cross_entropy_with_logits::<&Tensor>(
+            &y,
+            Some(&w),
+            None,
+            tch::Reduction::Sum,
+        ) / count;
+        opt.zero_grad();
+        loss.backward();
+        opt.step();
+        if epoch % eval_every.max(1) == 0 || epoch == epochs {
+            let l = loss.double_value(&[]);
+            if !after_epoch(epoch, l, &model.export()) {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Graph;
+
+    fn gcn(root: bool) -> Gcn {
+        Gcn {
+            hidden: 2,
+            root,
+            w1: vec![1.5, -0.5],
+            b1: vec![0.1, 0.3],
+            r1: vec![0.7, 2.0],
+            w2: vec![1.0, -2.0],
+            b2: 0.2,
+            r2: vec![0.5, 0.25],
+        }
+    }
+
+    fn small_graph() -> (Graph, Vec<f32>) {
+        let mut g = Graph::new(5);
+        g.add(0, 1, 1.0);
+        g.add(1, 2, 0.5);
+        g.add(3, 4, 0.8);
+        g.add(2, 4, 0.3);
+        (g, vec![0.9, 0.1, 0.6, 0.3, 0.7])
+    }
+
+    #[test]
+    fn online_row_matches_the_full_graph_with_the_row_added() {
+        for root in [false, true] {
+            let (g, x) = small_graph();
+            let row_x = vec![0.8, 0.2, 0.5];
+            let edges = RowEdges {
+                intra: vec![(0, 2, 1.0)],
+                inter: vec![(0, 1, 0.6), (2, 1, 0.6), (0, 4, 0.9), (1, 3, 0.4)],
+            };
+            let mut full = g.clone();
+            full.adj.extend(vec![Vec::new(); 3]);
+            for &(a, b, w) in &edges.intra {
+                full.add(5 + a, 5 + b, w);
+            }
+            for &(a, t, w) in &edges.inter {
+                full.add(5 + a, t, w);
+            }
+            let mut all_x = x.clone();
+            all_x.extend(&row_x);
+            let want = gcn(root).forward_full(&full, &all_x);
+            let got = gcn(root).forward_row(&g, &g.degrees(), &x, &row_x, &edges);
+            for i in 0..3 {
+                assert!((want[5 + i] - got[i]).abs() < 1e-5, "{want:?} {got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn torch_forward_matches_plain_forward() {
+        let (g, x) = small_graph();
+        tch::manual_seed(3);
+        let t = TorchGcn::new(4, true);
+        let plain = t.export();
+        let want = plain.forward_full(&g, &x);
+        let got =
+            tch::no_grad(|| t.forward(&TorchGraph::new(&g), &Tensor::from_slice(&x).unsqueeze(1)));
+        let got = Vec::<f32>::try_from(&got).unwrap();
+        for (a, b) in want.iter().zip(&got) {
+            assert!((a - b).abs() < 1e-5, "{want:?} {got:?}");
+        }
+    }
+
+    #[test]
+    fn training_lowers_the_loss_on_a_learnable_graph() {
+        // Label = feature > 0.5; the GCN must learn to follow the feature.
+        let mut g = Graph::new(40);
+        for i in 0..39 {
+            g.add(i, i + 1, 0.2);
+        }
+        let x: Vec<f32> = (0..40).map(|i| ((i * 7) % 40) as f32 / 40.0).collect();
+        let y: Vec<bool> = x.iter().map(|&v| v > 0.5).collect();
+        tch::manual_seed(1);
+        let mut losses = Vec::new();
+        train(&g, &x, &y, None, 4, true, 0.05, 300, 50, |_, l, _| {
+            losses.push(l);
+            true
+        })
+        .unwrap();
+        assert!(losses.last().unwrap() < &(losses[0] * 0.8), "{losses:?}");
+    }
+}

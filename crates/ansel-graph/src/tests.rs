@@ -1,0 +1,283 @@
+use super::*;
+use ansel_data::Candidate;
+
+/// A deterministic pseudo-random stream for synthetic data.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// `n` questions of 6 candidates; candidate 0..2 positive with some chance; base scores are
+/// noisy logits of the label; vectors are random unit vectors in 8 dimensions.
+fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
+    let mut r = Lcg(seed);
+    let mut questions = Vec::new();
+    let mut scores = Vec::new();
+    let mut vectors = Vec::new();
+    for q in 0..n {
+        let mut cands = Vec::new();
+        let mut s = Vec::new();
+        for c in 0..6 {
+            let label = c == q % 6 || r.next() < 0.1;
+            s.push(if label { 1.0 } else { -1.0 } + 3.0 * (r.next() - 0.5));
+            cands.push(Candidate {
+                id: format!("{prefix}{q}-{c}"),
+                text: format!("answer {c} of {q}"),
+                label: Some(label),
+                context: None,
+            });
+        }
+        questions.push(Question {
+            id: format!("{prefix}{q}"),
+            text: format!("question {q}"),
+            candidates: cands,
+        });
+        scores.push(s);
+        let mut v: Vec<f32> = (0..8).map(|_| r.next() - 0.5).collect();
+        search::normalise(&mut v);
+        vectors.extend(v);
+    }
+    let answers: Vec<f32> = (0..n * 6)
+        .flat_map(|_| {
+            let mut v: Vec<f32> = (0..8).map(|_| r.next() - 0.5).collect();
+            search::normalise(&mut v);
+            v
+        })
+        .collect();
+    Prepared {
+        questions,
+        scores,
+        vectors,
+        answers: Some(answers),
+    }
+}
+
+fn params(variant: Variant) -> GraphParams {
+    GraphParams {
+        variant,
+        k_intra: 3,
+        th_intra: 0.3,
+        k_rows: 4,
+        k_inter: 5,
+        th_inter: 0.5,
+        inter_by: InterBy::Row,
+    }
+}
+
+fn fitted(variant: Variant, random_init: bool) -> (Eqag, Prepared) {
+    fitted_by(variant, random_init, InterBy::Row)
+}
+
+fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, Prepared) {
+    let train = synthetic(60, 1, "t");
+    let dev = synthetic(15, 2, "d");
+    let mut model = build(
+        &train,
+        &GraphParams {
+            inter_by,
+            ..params(variant)
+        },
+        Feature::Sigmoid,
+        random_init,
+        "base",
+        false,
+        "enc",
+        8,
+    )
+    .unwrap();
+    let opts = FitOptions {
+        hidden: 4,
+        root: true,
+        lr: 0.05,
+        epochs: 30,
+        eval_every: 10,
+        patience: 5,
+        min_epochs: 0,
+        fit_on_dev: false,
+        seed: 7,
+    };
+    fit(&mut model, &dev, &opts).unwrap();
+    (model, dev)
+}
+
+#[test]
+fn labels_of_unseen_questions_cannot_change_their_scores() {
+    let all = [Variant::Ta, Variant::TPlus, Variant::TPlusMinus];
+    for (variant, by) in all
+        .iter()
+        .flat_map(|&v| [(v, InterBy::Row), (v, InterBy::Answer)])
+    {
+        let (model, _) = fitted_by(variant, false, by);
+        let test = synthetic(20, 3, "x");
+        let before = score_prepared(&model, &test);
+        // Flip every test label, then remove them: scores and graphs must not move.
+        for change in [Some(true), None] {
+            let mut changed = Prepared {
+                questions: test.questions.clone(),
+                scores: test.scores.clone(),
+                vectors: test.vectors.clone(),
+                answers: test.answers.clone(),
+            };
+            for q in &mut changed.questions {
+                for c in &mut q.candidates {
+                    c.label = change.map(|_| !c.label.unwrap());
+                }
+            }
+            assert_eq!(score_prepared(&model, &changed), before, "{variant:?}");
+        }
+        // Each question is scored on its own: scoring one alone gives the same scores.
+        let one = Prepared {
+            questions: vec![test.questions[5].clone()],
+            scores: vec![test.scores[5].clone()],
+            vectors: test.vectors[5 * 8..6 * 8].to_vec(),
+            answers: test
+                .answers
+                .as_ref()
+                .map(|a| a[5 * 6 * 8..6 * 6 * 8].to_vec()),
+        };
+        assert_eq!(score_prepared(&model, &one)[0], before[5]);
+    }
+}
+
+#[test]
+fn the_graph_step_changes_scores_and_training_labels_shape_the_t_plus_graph() {
+    let (model, _) = fitted(Variant::TPlus, false);
+    let test = synthetic(20, 3, "x");
+    let scores = score_prepared(&model, &test);
+    let base: Vec<Vec<f32>> = test.scores.clone();
+    assert_ne!(scores, base);
+    // T+ reaches positive training answers only: every inter-row edge ends at a positive.
+    let f = Feature::Sigmoid.apply(&test.scores[0]);
+    let e = model.row_edges(&f, None, &test.vectors[0..8]);
+    assert!(!e.inter.is_empty());
+    assert!(e
+        .inter
+        .iter()
+        .all(|&(_, node, _)| model.stored.labels[node]));
+}
+
+#[test]
+fn model_directory_round_trips() {
+    let (model, dev) = fitted_by(Variant::TPlusMinus, false, InterBy::Answer);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    model
+        .save(&out, "demo", ansel_model::TrainingRecord::default())
+        .unwrap();
+    let card = ModelCard::read(&out).unwrap();
+    assert_eq!(card.kind, KIND);
+    let back = Eqag::load(&out, &card).unwrap();
+    assert_eq!(score_prepared(&back, &dev), score_prepared(&model, &dev));
+    // A truncated vectors file is reported with its path.
+    std::fs::write(out.join(VECTORS_FILE), [0u8; 6]).unwrap();
+    let err = Eqag::load(&out, &card).err().unwrap().to_string();
+    assert!(err.contains(VECTORS_FILE), "{err}");
+}
+
+#[test]
+fn random_init_ignores_base_scores() {
+    let (model, _) = fitted(Variant::TPlus, true);
+    let test = synthetic(10, 3, "x");
+    let mut other = Prepared {
+        questions: test.questions.clone(),
+        scores: test
+            .scores
+            .iter()
+            .map(|s| s.iter().map(|v| -v).collect())
+            .collect(),
+        vectors: test.vectors.clone(),
+        answers: None,
+    };
+    assert_eq!(
+        score_prepared(&model, &other),
+        score_prepared(&model, &test)
+    );
+    other.questions[0].candidates[0].text.push('!');
+    assert_ne!(
+        score_prepared(&model, &other)[0],
+        score_prepared(&model, &test)[0]
+    );
+    let a = random_feature("q", "a");
+    assert!(
+        (0.0..1.0).contains(&a) && a == random_feature("q", "a") && a != random_feature("q", "b")
+    );
+}
+
+#[test]
+fn answer_edges_follow_answer_similarity() {
+    let (model, _) = fitted_by(Variant::TPlus, false, InterBy::Answer);
+    let test = synthetic(5, 3, "x");
+    let f = Feature::Sigmoid.apply(&test.scores[0]);
+    let a = test.answers.as_deref().unwrap();
+    let e = model.row_edges(&f, Some(&a[..6 * 8]), &test.vectors[0..8]);
+    assert!(!e.inter.is_empty());
+    // Each edge's weight is the cosine of the two answers, and only positives are reached.
+    let theirs = model.answers.as_deref().unwrap();
+    for &(i, node, w) in &e.inter {
+        let cos: f32 = (0..8).map(|k| a[i * 8 + k] * theirs[node * 8 + k]).sum();
+        assert!((cos - w).abs() < 1e-6 && w > 0.0 && model.stored.labels[node]);
+    }
+}
+
+#[test]
+fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
+    let train = synthetic(60, 1, "t");
+    let dev = synthetic(16, 2, "d");
+    let (a, b) = dev.split_alternate();
+    assert_eq!((a.questions.len(), b.questions.len()), (8, 8));
+    assert_eq!(a.questions[1].id, "d2");
+    assert_eq!(
+        b.answers.as_ref().unwrap()[..8],
+        dev.answers.as_ref().unwrap()[6 * 8..7 * 8]
+    );
+    let mut model = build(
+        &train,
+        &params(Variant::Ta),
+        Feature::Sigmoid,
+        false,
+        "b",
+        false,
+        "e",
+        8,
+    )
+    .unwrap();
+    let opts = FitOptions {
+        hidden: 4,
+        root: true,
+        lr: 0.05,
+        epochs: 20,
+        eval_every: 10,
+        patience: 5,
+        min_epochs: 0,
+        fit_on_dev: true,
+        seed: 7,
+    };
+    let fit = fit(&mut model, &dev, &opts).unwrap();
+    assert_eq!(fit.dev.questions(), 8);
+    // The stored graph is the training graph alone: dev rows are not kept.
+    assert_eq!(model.graph.nodes(), 60 * 6);
+    let test = synthetic(10, 3, "x");
+    let before = score_prepared(&model, &test);
+    let mut flipped = test.clone();
+    for q in &mut flipped.questions {
+        for c in &mut q.candidates {
+            c.label = c.label.map(|l| !l);
+        }
+    }
+    assert_eq!(score_prepared(&model, &flipped), before);
+}
+
+#[test]
+fn relative_paths_walk_up_from_the_model_directory() {
+    let p = relative_path(Path::new("models/base"), Path::new("runs/x/eqag"));
+    assert_eq!(p, PathBuf::from("../../../models/base"));
+    let p = relative_path(Path::new("./vendor/m"), Path::new("models/e"));
+    assert_eq!(p, PathBuf::from("../../vendor/m"));
+}

@@ -1,0 +1,402 @@
+//! `ansel train --model eqag` (EQAG-GNN over any base ranker), its loader, and
+//! `ansel eqag-latency` (time per stage of scoring one question).
+
+use super::train::TrainArgs;
+use super::DataArgs;
+use crate::models;
+use ansel_graph::search::QuestionEncoder;
+use ansel_graph::{
+    build, fit, relative_path, CachedRanker, EqagRanker, Feature, FitOptions, GraphParams, InterBy,
+    Prepared, ScoreCache, Variant,
+};
+use ansel_model::{ModelCard, Ranker, TrainingRecord};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Environment variable: comma-separated `ansel rank` outputs of an EQAG model's base ranker;
+/// questions found there are not re-scored (experiments only; unset, the base scores live).
+pub const BASE_CACHE_ENV: &str = "ANSEL_EQAG_BASE_CACHE";
+
+/// Environment variable: a bi-encoder vector cache file (`--vector-cache`) for batch scoring.
+pub const VECTOR_CACHE_ENV: &str = "ANSEL_EQAG_VECTOR_CACHE";
+
+/// Options of `--model eqag` (the base ranker is `--base`).
+#[derive(Args)]
+pub struct EqagArgs {
+    /// Inter-row edges reach: all training answers (ta), positives (t+), or positives to the
+    /// top and negatives to the bottom nodes (t+-).
+    #[arg(long, default_value = "t+", value_parser = clap::builder::PossibleValuesParser::new(Variant::NAMES))]
+    pub variant: String,
+    #[arg(long, default_value_t = 5)]
+    pub k_intra: usize,
+    #[arg(long, default_value_t = 0.7)]
+    pub th_intra: f32,
+    /// Most similar training questions whose answers may be joined.
+    #[arg(long, default_value_t = 5)]
+    pub k_rows: usize,
+    #[arg(long, default_value_t = 10)]
+    pub k_inter: usize,
+    #[arg(long, default_value_t = 0.9)]
+    pub th_inter: f32,
+    /// Eq. 2 exactly: no separate weight for a node's own feature (default: one).
+    #[arg(long)]
+    pub no_root: bool,
+    /// Inter-row edges: `row` (the paper: the best-scored answers of similar questions, to every
+    /// top node) or `answer` (each top node to the answers most similar to its own).
+    #[arg(long, default_value = "row", value_parser = ["row", "answer"])]
+    pub inter_by: String,
+    /// File caching bi-encoder vectors of questions and answers across runs (created if absent).
+    #[arg(long)]
+    pub vector_cache: Option<PathBuf>,
+    /// Base score to node feature: sigmoid (logits), minmax (per question) or raw.
+    #[arg(long, default_value = "sigmoid")]
+    pub feature: String,
+    /// Extension: fit the GCN on the even-numbered dev questions joined to the training graph
+    /// and stop early / pick the sweep's setting on the odd-numbered ones (not the paper).
+    #[arg(long)]
+    pub fit_on_dev: bool,
+    /// RI sanity check: random node features in [0, 1) instead of base scores.
+    #[arg(long)]
+    pub random_init: bool,
+    /// `ansel rank --model BASE` outputs to take base scores from (repeatable).
+    #[arg(long)]
+    pub base_cache: Vec<PathBuf>,
+    /// Question-question bi-encoder (Hugging Face directory; mean pooling, cosine).
+    #[arg(long, default_value = "vendor/models/all-minilm-l6-v2")]
+    pub qq_encoder: PathBuf,
+    /// Train every configuration of the dev grid (K_intra x th_intra x K_inter x th_inter),
+    /// write one JSON line each to this file, and keep the best on dev MAP.
+    #[arg(long)]
+    pub sweep: Option<PathBuf>,
+}
+
+/// The base ranker named by `spec`, reading cached scores from `caches` first.
+fn base_ranker(spec: &str, caches: &[PathBuf]) -> Result<Box<dyn Ranker>> {
+    let base = models::resolve(spec, &[])?;
+    if caches.is_empty() {
+        return Ok(base);
+    }
+    let mut read = Vec::new();
+    for path in caches {
+        let cache = ScoreCache::read(path)?;
+        let same = Path::new(&cache.model).canonicalize().ok()
+            == Path::new(spec).canonicalize().ok()
+            || cache.model == spec;
+        if !same {
+            bail!(
+                "{}: scores of {:?}, not of the base {:?}",
+                path.display(),
+                cache.model,
+                spec
+            );
+        }
+        read.push(cache);
+    }
+    Ok(Box::new(CachedRanker::new(base, read)))
+}
+
+/// Loads an EQAG model directory; its base ranker goes through the same model resolver.
+pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    let spec = EqagRanker::base_spec(dir, card)?;
+    let caches: Vec<PathBuf> = std::env::var(BASE_CACHE_ENV)
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let base = base_ranker(&spec, &caches).with_context(|| format!("base ranker {spec}"))?;
+    let mut ranker = EqagRanker::load(dir, card, base)?;
+    ranker.vector_cache = std::env::var(VECTOR_CACHE_ENV)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    Ok(Box::new(ranker))
+}
+
+/// One sweep grid point.
+fn grid(base: GraphParams) -> Vec<GraphParams> {
+    let mut out = Vec::new();
+    for k_intra in [1, 2, 3, 5] {
+        for th_intra in [0.0, 0.5, 0.7] {
+            for k_inter in [3, 10] {
+                for th_inter in [0.0, 0.5, 0.9] {
+                    out.push(GraphParams {
+                        k_intra,
+                        th_intra,
+                        k_inter,
+                        th_inter,
+                        ..base
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn train(args: &TrainArgs) -> Result<()> {
+    let e = &args.eqag;
+    let Some(base_spec) = args.cross_encoder.base.as_deref() else {
+        bail!("--model eqag needs --base MODEL (a model directory or a built-in model name)")
+    };
+    let variant = Variant::parse(&e.variant).ok_or_else(|| anyhow!("unknown --variant"))?;
+    let feature = Feature::parse(&e.feature).ok_or_else(|| {
+        anyhow!(
+            "--feature must be sigmoid, minmax or raw, not {:?}",
+            e.feature
+        )
+    })?;
+    ansel_torch_threads(args.threads, args.seed);
+    let (mut train_qs, dev_qs) = args.read_splits()?;
+    if !args.cross_encoder.all_questions {
+        train_qs.retain(|q| q.positives() > 0);
+    }
+    if train_qs.is_empty() {
+        bail!(
+            "{}: no training question with a positive candidate",
+            args.train.display()
+        );
+    }
+    let started = Instant::now();
+    let base = base_ranker(base_spec, &e.base_cache)?;
+    let encoder = QuestionEncoder::load(&e.qq_encoder)
+        .with_context(|| format!("--qq-encoder {}", e.qq_encoder.display()))?;
+    eprintln!(
+        "eqag: scoring {} training and {} dev questions with {base_spec} and embedding them",
+        train_qs.len(),
+        dev_qs.len()
+    );
+    let inter_by = InterBy::parse(&e.inter_by).ok_or_else(|| anyhow!("unknown --inter-by"))?;
+    let answers = inter_by == InterBy::Answer;
+    let cache = e.vector_cache.as_deref();
+    let train = Prepared::new(train_qs, base.as_ref(), &encoder, answers, cache)?;
+    let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache)?;
+    let base_is_dir = Path::new(base_spec).is_dir();
+    let base_ref = if base_is_dir {
+        relative_path(Path::new(base_spec), &args.out)
+            .display()
+            .to_string()
+    } else {
+        base_spec.to_string()
+    };
+    let encoder_ref = relative_path(&e.qq_encoder, &args.out)
+        .display()
+        .to_string();
+    let fit_opts = FitOptions {
+        hidden: args.efficient.hidden.unwrap_or(8),
+        root: !e.no_root,
+        lr: args.lr.unwrap_or(0.01),
+        epochs: args.epochs.unwrap_or(200),
+        // --eval-every (shared with the cross-encoder; 0 there): dev MAP every N epochs.
+        eval_every: if args.cross_encoder.eval_every == 0 {
+            10
+        } else {
+            args.cross_encoder.eval_every
+        },
+        patience: args.patience.max(1),
+        min_epochs: 100.min(args.epochs.unwrap_or(200)),
+        fit_on_dev: e.fit_on_dev,
+        seed: args.seed,
+    };
+    let chosen = GraphParams {
+        variant,
+        k_intra: e.k_intra,
+        th_intra: e.th_intra,
+        k_rows: e.k_rows,
+        k_inter: e.k_inter,
+        th_inter: e.th_inter,
+        inter_by,
+    };
+    // Base metrics on the questions the GCN is chosen on (the odd half with --fit-on-dev).
+    let val = if e.fit_on_dev {
+        dev.split_alternate().1
+    } else {
+        dev.clone()
+    };
+    let base_dev = ansel_eval::evaluate(&val.questions, &val.scores, ansel_eval::Filter::Answered);
+    let candidates = if e.sweep.is_some() {
+        grid(chosen)
+    } else {
+        vec![chosen]
+    };
+    let mut sweep_lines = Vec::new();
+    let mut best: Option<(f64, ansel_graph::Eqag, ansel_graph::Fit)> = None;
+    for params in candidates {
+        let mut model = build(
+            &train,
+            &params,
+            feature,
+            e.random_init,
+            &base_ref,
+            base_is_dir,
+            &encoder_ref,
+            encoder.dim,
+        )?;
+        let result = fit(&mut model, &dev, &fit_opts)?;
+        let map = result.dev.metric("MAP").unwrap_or(0.0);
+        let line = serde_json::json!({
+            "variant": params.variant.name(), "k_intra": params.k_intra, "th_intra": params.th_intra,
+            "k_rows": params.k_rows, "k_inter": params.k_inter, "th_inter": params.th_inter,
+            "inter_by": e.inter_by, "fit_on_dev": e.fit_on_dev,
+            "edges": model.config.training_edges, "best_epoch": result.best_epoch,
+            "dev P@1": result.dev.metric("P@1"), "dev MAP": map, "dev MRR": result.dev.metric("MRR"),
+            "base dev P@1": base_dev.metric("P@1"), "base dev MAP": base_dev.metric("MAP"),
+        });
+        eprintln!("eqag: {line}");
+        sweep_lines.push(line);
+        if best.as_ref().is_none_or(|b| map > b.0) {
+            best = Some((map, model, result));
+        }
+    }
+    let (_, model, result) = best.ok_or_else(|| anyhow!("nothing trained"))?;
+    if let Some(path) = &e.sweep {
+        let text: String = sweep_lines.iter().map(|l| format!("{l}\n")).collect();
+        ansel_model::write_atomic(path, text.as_bytes())?;
+    }
+    let mut metrics = std::collections::BTreeMap::new();
+    for (k, v) in result.dev.named_metrics().into_iter().take(3) {
+        metrics.insert(format!("dev {k}"), v);
+    }
+    for (k, v) in base_dev.named_metrics().into_iter().take(3) {
+        metrics.insert(format!("base dev {k}"), v);
+    }
+    let name = args
+        .cross_encoder
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("eqag-{}", model.config.graph.variant.name()));
+    let record = TrainingRecord {
+        train_data: vec![args.train.display().to_string()],
+        dev_data: Some(args.dev.display().to_string()),
+        hyperparameters: serde_json::json!({
+            "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
+            "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
+            "fit_on": if e.fit_on_dev { "even dev questions (early stopping and sweep on the odd ones)" } else { "training nodes" },
+            "training_questions": if args.cross_encoder.all_questions { "all" } else { "answered" },
+            "sweep": e.sweep.as_ref().map(|p| p.display().to_string()),
+            "log": result.log,
+        }),
+        seed: args.seed,
+        epochs_completed: result.epochs,
+        best_epoch: Some(result.best_epoch),
+        metrics,
+        train_seconds: started.elapsed().as_secs_f64(),
+        machine: "2-core x86_64 CPU, libtorch 2.13 (tch 0.26)".into(),
+        base: vec![base_spec.to_string(), e.qq_encoder.display().to_string()],
+    };
+    model.save(&args.out, &name, record)?;
+    let card = ModelCard::read(&args.out)?;
+    println!("{}", serde_json::to_string_pretty(&card)?);
+    Ok(())
+}
+
+fn ansel_torch_threads(threads: usize, seed: u64) {
+    ansel_torch::init(threads, seed);
+}
+
+/// `ansel eqag-latency`: per-question time of each stage of an EQAG model.
+#[derive(Args)]
+pub struct LatencyArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// An EQAG model directory.
+    #[arg(long)]
+    model: PathBuf,
+    /// Questions timed (the first N answered ones).
+    #[arg(long, default_value_t = 200)]
+    limit: usize,
+    /// Intra-op threads (0: all cores).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+fn summary(mut v: Vec<f64>) -> serde_json::Value {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let at = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    serde_json::json!({
+        "mean": v.iter().sum::<f64>() / v.len() as f64, "p50": at(0.5), "p95": at(0.95), "max": at(1.0),
+    })
+}
+
+pub fn latency(args: LatencyArgs) -> Result<()> {
+    ansel_torch::init(args.threads, 0);
+    let mut questions = args.data.read()?;
+    questions.retain(|q| q.positives() > 0);
+    questions.truncate(args.limit);
+    if questions.is_empty() {
+        bail!("{}: no answered questions", args.data.data.display());
+    }
+    let card = ModelCard::read(&args.model)?;
+    if card.kind != ansel_graph::KIND {
+        bail!(
+            "{}: not an EQAG model (kind {:?})",
+            args.model.display(),
+            card.kind
+        );
+    }
+    let spec = EqagRanker::base_spec(&args.model, &card)?;
+    let base = models::resolve(&spec, &[])?;
+    let ranker = EqagRanker::load(&args.model, &card, base)?;
+    // One warm-up question, not timed.
+    ranker.score_timed(&questions[0])?;
+    let mut t = Vec::new();
+    for q in &questions {
+        t.push(ranker.score_timed(q)?.1);
+    }
+    // Nearest-question search alone over larger stores (random unit vectors, the model's
+    // dimension): exact search cost grows linearly with the stored questions.
+    let dim = ranker.model.search_dim();
+    let mut scaling = Vec::new();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    for rows in [2_000usize, 20_000, 100_000] {
+        let mut vectors: Vec<f32> = (0..rows * dim).map(|_| next()).collect();
+        for v in vectors.chunks_mut(dim) {
+            ansel_graph::search::normalise(v);
+        }
+        let store = ansel_graph::search::NearestQuestions { dim, vectors };
+        let queries: Vec<Vec<f32>> = (0..50)
+            .map(|_| {
+                let mut q: Vec<f32> = (0..dim).map(|_| next()).collect();
+                ansel_graph::search::normalise(&mut q);
+                q
+            })
+            .collect();
+        let mut ms = Vec::new();
+        for q in &queries {
+            let t = Instant::now();
+            std::hint::black_box(store.top_k(q, 5, None));
+            ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        scaling.push(serde_json::json!({"stored": rows, "search_ms": summary(ms)}));
+    }
+    let out = serde_json::json!({
+        "search_scaling": scaling,
+        "model": args.model.display().to_string(),
+        "data": args.data.data.display().to_string(),
+        "stored_training_questions": ranker.model.training_rows(),
+        "stored_training_nodes": ranker.model.config.training_nodes,
+        "stored_training_edges": ranker.model.config.training_edges,
+        "questions": questions.len(),
+        "candidates_mean": questions.iter().map(|q| q.candidates.len()).sum::<usize>() as f64 / questions.len() as f64,
+        "threads": args.threads,
+        "graph_ms": summary(t.iter().map(|x| x.graph_ms).collect()),
+        "search_ms": summary(t.iter().map(|x| x.search_ms).collect()),
+        "encode_ms": summary(t.iter().map(|x| x.encode_ms).collect()),
+        "base_ms": summary(t.iter().map(|x| x.base_ms).collect()),
+    });
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{out}")?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# EQAG-GNN (issue #7): base scorer alone vs EQAG TA / T+ / T+- (3 seeds) and the RI row, on
+# WikiQA test (clean, 237 q) and TrecQA test-filtered (68 q); the dev sweeps; the graph-step
+# latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
+#
+#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]
+#
+# Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
+# "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
+# graph and chosen on the odd ones; tags get "-fod").
+# Work files (gitignored) go to target/eqag: answered-question subsets of the data, base-score
+# caches (`ansel rank` output; the cross-encoders score each pair once), sweep tables, models.
+# Test numbers come from `ansel eval --model DIR`; the EQAG loader takes the base scores of
+# questions it finds in $ANSEL_EQAG_BASE_CACHE and scores the others live, and one run per data
+# set is repeated without the cache to show the live path gives the same numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step=${1:-all}
+ansel=${ANSEL:-./target/release/ansel}
+D=../shared/data
+W=target/eqag
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
+[ -x "$ansel" ] || cargo build --release -q -p ansel
+SEEDS="1 2 3"
+
+# Answered questions only (at least one positive), in the source format.
+answered_tsv() { awk -F'\t' 'NR==FNR { if ($7 == "1") p[$1] = 1; next } FNR == 1 || ($1 in p)' "$1" "$1" > "$2"; }
+[ -s $W/data/wikiqa-train.tsv ] || answered_tsv $D/wikiqa/WikiQA-train.tsv $W/data/wikiqa-train.tsv
+[ -s $W/data/wikiqa-dev.tsv ] || answered_tsv $D/wikiqa/WikiQA-dev.tsv $W/data/wikiqa-dev.tsv
+[ -s $W/data/wikiqa-test.tsv ] || answered_tsv $D/wikiqa/WikiQA-test.tsv $W/data/wikiqa-test.tsv
+[ -s $W/data/trecqa-train.jsonl ] || grep '"label": 1' $D/trecqa/jsonl/train.jsonl > $W/data/trecqa-train.jsonl
+cp -n $D/trecqa/jsonl/dev-filtered.jsonl $W/data/trecqa-dev.jsonl
+cp -n $D/trecqa/jsonl/test-filtered.jsonl $W/data/trecqa-test.jsonl
+
+# cache DATASET SPLIT BASE: base scores of a split, once.
+cache() {
+  local out=$W/cache/$1-$2.$(basename "$3").jsonl
+  if [ ! -s "$out" ]; then
+    echo "== scoring $1 $2 with $3" >&2
+    local t0=$(date +%s)
+    $ansel rank --data $W/data/$1-$2.* --model "$3" > "$out.tmp" && mv "$out.tmp" "$out"
+    echo "{\"data\": \"$1-$2\", \"base\": \"$3\", \"seconds\": $(( $(date +%s) - t0 ))}" >> $W/results/cache-times.jsonl
+  fi
+  echo "$out"
+}
+
+# run DATASET BASE CLEANFLAG: sweep each variant on dev, then 3 seeds of its best setting + RI.
+run() {
+  local by=${INTER_BY:-row}
+  local fod=${FIT_ON_DEV:+--fit-on-dev}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${FIT_ON_DEV:+-fod}
+  local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
+  local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
+    --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
+    --inter-by "$by" $fod --vector-cache $W/cache/minilm-vectors-$by.bin)
+  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-$by.bin
+  $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
+  for v in ta t+ t+-; do
+    local sweep=$W/results/sweep-$tag-$v.jsonl
+    if [ ! -s "$sweep" ]; then
+      $ansel train "${common[@]}" --variant $v --seed 42 --sweep "$sweep" --out $W/runs/$tag-$v-sweep > /dev/null
+    fi
+    # The sweep's best graph settings, then one model per seed.
+    local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $W/runs/$tag-$v-sweep/model.json)
+    for s in $SEEDS; do
+      local out=$W/runs/$tag-$v-s$s
+      [ -s $out/model.json ] || $ansel train "${common[@]}" --variant $v $g --seed $s --out $out > /dev/null
+      $ansel eval --data $W/data/$ds-test.* $clean --model $out --json > $W/results/$tag-$v-s$s.json
+      if [ "$v" = "t+" ]; then
+        local ri=$W/runs/$tag-ri-s$s
+        [ -s $ri/model.json ] || $ansel train "${common[@]}" --variant $v $g --random-init --seed $s --out $ri > /dev/null
+        $ansel eval --data $W/data/$ds-test.* $clean --model $ri --json > $W/results/$tag-ri-s$s.json
+      fi
+    done
+  done
+  # The live path (no cache): same numbers as the cached run of seed 1 of T+.
+  if [ -z "${SKIP_LIVE:-}" ]; then
+    ANSEL_EQAG_BASE_CACHE= ANSEL_EQAG_VECTOR_CACHE= $ansel eval --data $W/data/$ds-test.* $clean --model $W/runs/$tag-t+-s1 --json > $W/results/$tag-t+-s1-live.json
+  fi
+}
+
+latency() {
+  # >= 2,000 stored training questions: every WikiQA train question (2,118, answered or not),
+  # base = the fast Cosinenet ranker (scored live); the graph step does not depend on the base.
+  local out=$W/runs/latency-wikiqa-all-cosinenet
+  if [ ! -s $out/model.json ]; then
+    $ansel train --model eqag --base models/cosinenet-wikiqa --feature minmax --all-questions \
+      --train $D/wikiqa/WikiQA-train.tsv --dev $W/data/wikiqa-dev.tsv --variant t+ \
+      --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
+  fi
+  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
+  cat $W/results/latency.json
+}
+
+# The committed model: T+ over models/minilm-l6-wikiqa with the sweep's setting, seed 1.
+model() {
+  local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $W/runs/wikiqa-minilm-l6-wikiqa-t+-sweep/model.json)
+  $ansel train --model eqag --base models/minilm-l6-wikiqa --train $W/data/wikiqa-train.tsv --dev $W/data/wikiqa-dev.tsv \
+    --base-cache $(cache wikiqa train models/minilm-l6-wikiqa) --base-cache $(cache wikiqa dev models/minilm-l6-wikiqa) \
+    --variant t+ $g --seed 1 --threads 1 --name eqag-minilm-l6-wikiqa-tplus --out models/eqag-minilm-l6-wikiqa > /dev/null
+  $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
+}
+
+extensions() {
+  SKIP_LIVE=1 FIT_ON_DEV=1 run wikiqa models/minilm-l6-wikiqa "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 run trecqa models/minilm-l6-tanda "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 INTER_BY=answer run wikiqa models/minilm-l6-wikiqa "--clean"
+  SKIP_LIVE=1 FIT_ON_DEV=1 INTER_BY=answer run trecqa models/minilm-l6-tanda "--clean"
+}
+
+case $step in
+  cache) for s in train dev test; do cache wikiqa $s models/minilm-l6-wikiqa; cache trecqa $s models/minilm-l6-tanda; done ;;
+  wikiqa) run wikiqa models/minilm-l6-wikiqa "--clean" ;;
+  trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
+  latency) latency ;;
+  extensions) extensions ;;
+  cosinenet) SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
+  model) model ;;
+  report) ;;
+  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model
+       SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
+  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]" >&2; exit 2 ;;
+esac
+python3 scripts/eqag-report.py $W/results docs/results/eqag.md
