@@ -112,6 +112,31 @@ const TRAINERS: &[(&str, Trainer)] = &[
     (ansel_graph::KIND, super::eqag::train),
 ];
 
+/// Copies the common and transformer options onto the options of a transformer trainer
+/// (the cross-encoder's and the bi-encoder's, whose fields share these names).
+macro_rules! apply_transformer_options {
+    ($opts:ident, $args:ident) => {{
+        let ce = &$args.cross_encoder;
+        $opts.train_path = $args.train.display().to_string();
+        $opts.dev_path = $args.dev.display().to_string();
+        $opts.seed = $args.seed;
+        $opts.patience = $args.patience;
+        $opts.resume = $args.resume;
+        $opts.threads = $args.threads;
+        $opts.epochs = $args.epochs.unwrap_or($opts.epochs);
+        $opts.lr = $args.lr.unwrap_or($opts.lr);
+        $opts.batch_size = $args.batch_size.unwrap_or($opts.batch_size);
+        $opts.max_len = ce.max_len;
+        $opts.warmup = ce.warmup;
+        $opts.eval_every = ce.eval_every;
+        $opts.checkpoint_every = ce.checkpoint_every;
+        $opts.max_steps = ce.max_steps;
+        if let Some(name) = &ce.name {
+            $opts.name = name.clone();
+        }
+    }};
+}
+
 fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     let ce = &args.cross_encoder;
     let Some(base) = ce.base.as_deref() else {
@@ -119,31 +144,15 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     };
     let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::train::TrainOptions::defaults(base, &args.out);
-    opts.train_path = args.train.display().to_string();
-    opts.dev_path = args.dev.display().to_string();
-    opts.seed = args.seed;
-    opts.patience = args.patience;
-    opts.resume = args.resume;
-    opts.threads = args.threads;
-    opts.epochs = args.epochs.unwrap_or(opts.epochs);
-    opts.lr = args.lr.unwrap_or(opts.lr);
-    opts.batch_size = args.batch_size.unwrap_or(opts.batch_size);
+    apply_transformer_options!(opts, args);
     opts.input = if ce.context {
         ansel_bert::InputMode::Context
     } else {
         ansel_bert::InputMode::Pair
     };
-    opts.max_len = ce.max_len;
     opts.accumulate = ce.accumulate;
-    opts.warmup = ce.warmup;
-    opts.eval_every = ce.eval_every;
-    opts.checkpoint_every = ce.checkpoint_every;
     opts.answered_only = !ce.all_questions;
     opts.max_pairs = ce.max_pairs;
-    opts.max_steps = ce.max_steps;
-    if let Some(name) = &ce.name {
-        opts.name = name.clone();
-    }
     let card = ansel_bert::train::train(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
@@ -159,24 +168,8 @@ fn train_bi_encoder(args: &TrainArgs) -> Result<()> {
     };
     let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::bi_train::BiTrainOptions::defaults(base, &args.out);
-    opts.train_path = args.train.display().to_string();
-    opts.dev_path = args.dev.display().to_string();
-    opts.seed = args.seed;
-    opts.patience = args.patience;
-    opts.resume = args.resume;
-    opts.threads = args.threads;
-    opts.epochs = args.epochs.unwrap_or(opts.epochs);
-    opts.lr = args.lr.unwrap_or(opts.lr);
-    opts.batch_size = args.batch_size.unwrap_or(opts.batch_size);
-    opts.max_len = ce.max_len;
-    opts.warmup = ce.warmup;
-    opts.eval_every = ce.eval_every;
-    opts.checkpoint_every = ce.checkpoint_every;
-    opts.max_steps = ce.max_steps;
+    apply_transformer_options!(opts, args);
     opts.head_lr_factor = ce.head_lr_factor;
-    if let Some(name) = &ce.name {
-        opts.name = name.clone();
-    }
     let card = ansel_bert::bi_train::train_bi_encoder(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
