@@ -35,12 +35,16 @@ pub use tokenize::{Encoded, PairTokenizer};
 use ansel_model::{ModelError, Result};
 use std::path::{Path, PathBuf};
 
-/// Resolves `--base`: a local Hugging Face directory. Hub ids cannot be fetched by this
-/// build (the machines it runs on are offline), so they get an error saying what to do.
+/// The files a BERT model directory needs.
+const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Resolves `--base`: a local Hugging Face directory, or a hub id (`owner/name`), which is
+/// downloaded into the Hugging Face cache (`$HF_HOME`, else `~/.cache/huggingface`) when the
+/// machine is online; offline, the error says how to pass a directory instead.
 pub fn resolve_base(spec: &str) -> Result<PathBuf> {
     let path = Path::new(spec);
     if path.is_dir() {
-        for needed in ["config.json", "tokenizer.json", "model.safetensors"] {
+        for needed in MODEL_FILES {
             if !path.join(needed).is_file() {
                 return Err(ModelError::Format {
                     path: path.join(needed),
@@ -53,11 +57,14 @@ pub fn resolve_base(spec: &str) -> Result<PathBuf> {
     let looks_like_hub_id =
         spec.split('/').count() == 2 && !spec.starts_with('.') && !path.exists();
     let message = if looks_like_hub_id {
-        format!(
-            "{spec:?} is not a local directory; this build does not download from the Hugging Face hub \
-             (it runs offline). Download it first, e.g. `huggingface-cli download {spec} --local-dir DIR`, \
-             and pass DIR"
-        )
+        match download_from_hub(spec) {
+            Ok(dir) => return Ok(dir),
+            Err(err) => format!(
+                "{spec:?} is not a local directory and cannot be downloaded from the Hugging Face hub \
+                 ({err}). Offline, download it elsewhere (e.g. `huggingface-cli download {spec} \
+                 --local-dir DIR`) and pass DIR"
+            ),
+        }
     } else {
         format!("{spec:?}: no such model directory")
     };
@@ -65,4 +72,51 @@ pub fn resolve_base(spec: &str) -> Result<PathBuf> {
         model: KIND.into(),
         message,
     })
+}
+
+/// Fetches a model's files from the hub (or finds them in the cache) and returns the
+/// snapshot directory that holds them all.
+fn download_from_hub(id: &str) -> std::result::Result<PathBuf, String> {
+    let api = hf_hub::api::sync::ApiBuilder::from_env()
+        .with_progress(true)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let repo = api.model(id.to_string());
+    let mut dir = None;
+    for file in MODEL_FILES {
+        let local = repo.get(file).map_err(|e| format!("{file}: {e}"))?;
+        dir = local.parent().map(Path::to_path_buf);
+    }
+    dir.ok_or_else(|| "the hub returned no files".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_missing_a_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), "{}").unwrap();
+        let err = resolve_base(dir.path().to_str().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("tokenizer.json"), "{err}");
+    }
+
+    #[test]
+    fn an_unreachable_hub_says_how_to_pass_a_directory() {
+        // A closed local port stands in for the hub, so the test never downloads anything.
+        let cache = tempfile::tempdir().unwrap();
+        std::env::set_var("HF_ENDPOINT", "http://127.0.0.1:9");
+        std::env::set_var("HF_HOME", cache.path());
+        let err = resolve_base("nobody/no-such-model")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot be downloaded from the Hugging Face hub")
+                && err.contains("--local-dir DIR"),
+            "{err}"
+        );
+        let err = resolve_base("./no/such/dir").unwrap_err().to_string();
+        assert!(err.contains("no such model directory"), "{err}");
+    }
 }
