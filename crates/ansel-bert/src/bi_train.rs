@@ -554,7 +554,7 @@ fn write_card(
 mod tests {
     use super::*;
     use crate::bi_encoder::{BiEncoderRanker, SentenceVectors};
-    use crate::train::tests::{questions, tiny_base};
+    use crate::train::tests::{questions, tiny_base, weights};
     use ansel_model::Ranker;
 
     fn options(base: &Path, out: &Path) -> BiTrainOptions {
@@ -565,13 +565,6 @@ mod tests {
         o.warmup = 0.0;
         o.max_len = 16;
         o
-    }
-
-    fn weights(path: &Path) -> BTreeMap<String, Tensor> {
-        Tensor::read_safetensors(path)
-            .unwrap()
-            .into_iter()
-            .collect()
     }
 
     #[test]

@@ -756,7 +756,7 @@ pub(crate) mod tests {
         o
     }
 
-    fn weights(path: &Path) -> BTreeMap<String, Tensor> {
+    pub(crate) fn weights(path: &Path) -> BTreeMap<String, Tensor> {
         Tensor::read_safetensors(path)
             .unwrap()
             .into_iter()
