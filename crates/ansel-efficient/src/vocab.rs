@@ -70,7 +70,7 @@ impl Vocabulary {
         let mut rows = vec![0f32; self.len() * dim];
         for (i, word) in self.words.iter().enumerate().skip(RESERVED.len()) {
             if let Some(v) = vectors.get(word) {
-                rows[i * dim..(i + 1) * dim].copy_from_slice(v);
+                rows[i * dim..(i + 1) * dim].copy_from_slice(&v);
             }
         }
         rows
@@ -142,5 +142,25 @@ mod tests {
         std::fs::write(dir.path().join(FILE), "<pad>\n<unk>\na\na\n").unwrap();
         let err = Vocabulary::read(dir.path()).unwrap_err().to_string();
         assert!(err.contains("vocab.txt") && err.contains("line 4"), "{err}");
+    }
+
+    #[test]
+    fn word_piece_vectors_give_rare_words_a_bundled_row() {
+        let pieces = ["[PAD]", "[UNK]", "the", "shake", "##speare"];
+        let data: Vec<f32> = (0..pieces.len()).map(|i| i as f32).collect();
+        let vectors =
+            WordVectors::from_word_pieces(pieces.iter().map(|p| p.to_string()).collect(), 1, data)
+                .unwrap();
+        let q = ansel_data::Question {
+            id: "q".into(),
+            text: "the Shakespeare qqq".into(),
+            candidates: vec![],
+        };
+        // No extra words: only the data's words that have pieces.
+        let vocab = Vocabulary::build(&[&[q]], &vectors, 0);
+        assert_eq!(vocab.words, vec!["<pad>", "<unk>", "the", "shakespeare"]);
+        assert_eq!(vocab.id("qqq"), UNK);
+        // "shakespeare" is not a piece: its row is the mean of shake (3) and ##speare (4).
+        assert_eq!(vocab.embedding_rows(&vectors), vec![0., 0., 2., 3.5]);
     }
 }

@@ -10,11 +10,19 @@
 //!   MurmurHash of the word to a row); the words themselves are in
 //!   `strings.json`.
 //!
-//! Both become one [`WordVectors`]: a word → row-major `f32` vector lookup.
+//! - MiniLM word pieces (`vendor/models/all-minilm-l6-v2`, the sentence
+//!   encoder's package): the input word-piece embedding table
+//!   (`embeddings.word_embeddings.weight` in `model.safetensors`, 384d) with
+//!   `vocab.txt`. A word's vector is its row when the word is a piece, else the
+//!   mean of the rows of its WordPiece pieces (greedy longest match, as BERT's
+//!   tokenizer): static, no context, so every word made of known pieces has one.
+//!
+//! All become one [`WordVectors`]: a word → row-major `f32` vector lookup.
 
 mod msgpack;
 mod npy;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -55,15 +63,17 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 pub enum VectorSource {
     Glove,
     Spacy,
+    Minilm,
 }
 
 impl VectorSource {
-    pub const NAMES: &'static [&'static str] = &["glove", "spacy"];
+    pub const NAMES: &'static [&'static str] = &["glove", "spacy", "minilm"];
 
     pub fn name(self) -> &'static str {
         match self {
             VectorSource::Glove => "glove",
             VectorSource::Spacy => "spacy",
+            VectorSource::Minilm => "minilm",
         }
     }
 
@@ -72,6 +82,7 @@ impl VectorSource {
         match self {
             VectorSource::Glove => "glove-6b-50d",
             VectorSource::Spacy => "spacy-en-md",
+            VectorSource::Minilm => "all-minilm-l6-v2",
         }
     }
 
@@ -88,6 +99,7 @@ impl VectorSource {
         match self {
             VectorSource::Glove => load_glove(&dir),
             VectorSource::Spacy => load_spacy(&dir),
+            VectorSource::Minilm => load_word_pieces(&dir),
         }
     }
 }
@@ -98,6 +110,7 @@ impl std::str::FromStr for VectorSource {
         match s {
             "glove" => Ok(VectorSource::Glove),
             "spacy" => Ok(VectorSource::Spacy),
+            "minilm" => Ok(VectorSource::Minilm),
             _ => Err(format!(
                 "unknown vectors {s:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -133,6 +146,9 @@ pub struct WordVectors {
     index: HashMap<String, usize>,
     /// Row-major, `rows × dim`.
     data: Vec<f32>,
+    /// Word-piece vocabulary (piece → row of `data`; continuations keep their
+    /// `##`): words not in `index` get the mean of their pieces' rows.
+    pieces: Option<HashMap<String, usize>>,
 }
 
 impl WordVectors {
@@ -159,6 +175,46 @@ impl WordVectors {
             words: distinct,
             index,
             data,
+            pieces: None,
+        })
+    }
+
+    /// A word-piece table: `pieces[i]` names row `i` of `data` (`pieces.len() × dim`).
+    /// Whole-word pieces (neither `##…` nor `[…]`) are the table's words; any
+    /// other word made of known pieces gets the mean of their rows.
+    pub fn from_word_pieces(
+        pieces: Vec<String>,
+        dim: usize,
+        data: Vec<f32>,
+    ) -> Result<WordVectors> {
+        if data.len() != pieces.len() * dim || dim == 0 {
+            return Err(VectorsError::Missing(format!(
+                "{} word pieces of dimension {dim} need {} numbers, found {}",
+                pieces.len(),
+                pieces.len() * dim,
+                data.len()
+            )));
+        }
+        let mut piece_rows = HashMap::with_capacity(pieces.len());
+        let (mut words, mut index) = (Vec::new(), HashMap::new());
+        for (row, piece) in pieces.into_iter().enumerate() {
+            if piece_rows.contains_key(&piece) {
+                continue;
+            }
+            let special =
+                piece.starts_with("##") || (piece.starts_with('[') && piece.ends_with(']'));
+            if !special && !piece.is_empty() {
+                index.insert(piece.clone(), row);
+                words.push(piece.clone());
+            }
+            piece_rows.insert(piece, row);
+        }
+        Ok(WordVectors {
+            dim,
+            words,
+            index,
+            data,
+            pieces: Some(piece_rows),
         })
     }
 
@@ -180,11 +236,156 @@ impl WordVectors {
         &self.words
     }
 
-    pub fn get(&self, word: &str) -> Option<&[f32]> {
-        self.index
-            .get(word)
-            .map(|&row| &self.data[row * self.dim..(row + 1) * self.dim])
+    /// The word's vector: its row, or (word-piece tables) the mean of its pieces' rows.
+    pub fn get(&self, word: &str) -> Option<Cow<'_, [f32]>> {
+        if let Some(&row) = self.index.get(word) {
+            return Some(Cow::Borrowed(self.row(row)));
+        }
+        let rows = word_pieces(self.pieces.as_ref()?, word);
+        if rows.is_empty() {
+            return None;
+        }
+        let mut mean = vec![0f32; self.dim];
+        for &row in &rows {
+            for (m, x) in mean.iter_mut().zip(self.row(row)) {
+                *m += x / rows.len() as f32;
+            }
+        }
+        Some(Cow::Owned(mean))
     }
+
+    fn row(&self, row: usize) -> &[f32] {
+        &self.data[row * self.dim..(row + 1) * self.dim]
+    }
+}
+
+/// BERT's uncased word pieces of one word, as rows: the word is lower-cased
+/// and cut into runs of letters/digits and single other characters (BERT's
+/// punctuation split); each run is split greedily into the longest known
+/// pieces (`##` marks a continuation). A run with no such split (BERT's
+/// `[UNK]`) adds nothing.
+fn word_pieces(pieces: &HashMap<String, usize>, word: &str) -> Vec<usize> {
+    let lower = word.to_lowercase();
+    let mut runs: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (i, c) in lower.char_indices() {
+        if c.is_alphanumeric() {
+            start.get_or_insert(i);
+        } else {
+            if let Some(s) = start.take() {
+                runs.push(&lower[s..i]);
+            }
+            if !c.is_whitespace() {
+                runs.push(&lower[i..i + c.len_utf8()]);
+            }
+        }
+    }
+    if let Some(s) = start {
+        runs.push(&lower[s..]);
+    }
+    let mut rows = Vec::new();
+    'runs: for run in runs {
+        let mut found = Vec::new();
+        let mut rest = run;
+        let mut first = true;
+        while !rest.is_empty() {
+            let boundaries: Vec<usize> = rest
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .chain(std::iter::once(rest.len()))
+                .collect();
+            let hit = boundaries.iter().rev().find_map(|&end| {
+                let piece = if first {
+                    Cow::Borrowed(&rest[..end])
+                } else {
+                    Cow::Owned(format!("##{}", &rest[..end]))
+                };
+                pieces.get(piece.as_ref()).map(|&row| (row, end))
+            });
+            let Some((row, end)) = hit else {
+                continue 'runs;
+            };
+            found.push(row);
+            rest = &rest[end..];
+            first = false;
+        }
+        rows.extend(found);
+    }
+    rows
+}
+
+/// MiniLM's input word-piece embeddings: `vocab.txt` (one piece a line, row
+/// order) and the float32 tensor `embeddings.word_embeddings.weight` of
+/// `model.safetensors`.
+fn load_word_pieces(dir: &Path) -> Result<WordVectors> {
+    let vocab_path = dir.join("vocab.txt");
+    let vocab = String::from_utf8(read(&vocab_path)?)
+        .map_err(|e| VectorsError::format(&vocab_path, format!("not UTF-8: {e}")))?;
+    let pieces: Vec<String> = vocab.lines().map(|l| l.trim_end().to_string()).collect();
+    let path = dir.join("model.safetensors");
+    let bytes = read(&path)?;
+    let bad = |message: String| VectorsError::format(&path, message);
+    let header_len = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+        .ok_or_else(|| bad("shorter than a safetensors header".into()))?;
+    let header_end = 8usize
+        .checked_add(header_len)
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| bad(format!("header length {header_len} runs past the file")))?;
+    let header: serde_json::Value =
+        serde_json::from_slice(&bytes[8..header_end]).map_err(|e| bad(format!("header: {e}")))?;
+    const NAME: &str = "embeddings.word_embeddings.weight";
+    let entry = header
+        .as_object()
+        .and_then(|h| {
+            h.iter()
+                .find(|(k, _)| k.as_str() == NAME || k.ends_with(&format!(".{NAME}")))
+        })
+        .map(|(_, v)| v)
+        .ok_or_else(|| bad(format!("no tensor {NAME}")))?;
+    let field = |name: &str| {
+        entry
+            .get(name)
+            .ok_or_else(|| bad(format!("{NAME}: no field {name:?}")))
+    };
+    if field("dtype")?.as_str() != Some("F32") {
+        return Err(bad(format!(
+            "{NAME}: dtype {}, expected F32",
+            field("dtype")?
+        )));
+    }
+    let numbers = |name: &str| -> Result<Vec<usize>> {
+        field(name)?
+            .as_array()
+            .and_then(|a| a.iter().map(|v| v.as_u64().map(|v| v as usize)).collect())
+            .ok_or_else(|| bad(format!("{NAME}: field {name:?} is not a list of integers")))
+    };
+    let (shape, offsets) = (numbers("shape")?, numbers("data_offsets")?);
+    let (&[rows, dim], &[begin, end]) = (&shape[..], &offsets[..]) else {
+        return Err(bad(format!("{NAME}: shape {shape:?}, offsets {offsets:?}")));
+    };
+    if rows != pieces.len() {
+        return Err(bad(format!(
+            "{NAME} has {rows} rows but {} has {} pieces",
+            vocab_path.display(),
+            pieces.len()
+        )));
+    }
+    let data = bytes
+        .get(header_end + begin..header_end + end)
+        .filter(|d| d.len() == rows * dim * 4)
+        .ok_or_else(|| {
+            bad(format!(
+                "{NAME}: data offsets {begin}..{end} do not fit {rows}x{dim}"
+            ))
+        })?;
+    let data = data
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    WordVectors::from_word_pieces(pieces, dim, data)
 }
 
 /// GloVe: Fortran-order `[words, dim]` float32 matrix + parquet vocabulary.
@@ -324,8 +525,28 @@ mod tests {
     fn table_rejects_a_wrong_size_and_keeps_the_first_duplicate() {
         assert!(WordVectors::new(vec!["a".into()], 2, vec![1.0]).is_err());
         let v = WordVectors::new(vec!["a".into(), "a".into()], 1, vec![1.0, 2.0]).unwrap();
-        assert_eq!(v.get("a"), Some(&[1.0][..]));
+        assert_eq!(v.get("a").as_deref(), Some(&[1.0][..]));
         assert_eq!(v.get("b"), None);
+    }
+
+    #[test]
+    fn word_pieces_give_whole_words_their_row_and_others_the_mean_of_their_pieces() {
+        let pieces = ["[PAD]", "[UNK]", "play", "##ing", "##s", "ing", "-", "x"];
+        let data: Vec<f32> = (0..pieces.len()).flat_map(|i| [i as f32, 1.0]).collect();
+        let v =
+            WordVectors::from_word_pieces(pieces.iter().map(|p| p.to_string()).collect(), 2, data)
+                .unwrap();
+        // Special and continuation pieces are not words of the table.
+        assert_eq!(v.words(), ["play", "ing", "-", "x"]);
+        assert_eq!(v.get("play").as_deref(), Some(&[2.0, 1.0][..]));
+        // play + ##ing + ##s: rows 2, 3, 4.
+        assert_eq!(v.get("Playings").as_deref(), Some(&[3.0, 1.0][..]));
+        // Punctuation splits runs: play, -, x (rows 2, 6, 7); "##ing" alone never starts a word.
+        assert_eq!(v.get("play-x").as_deref(), Some(&[5.0, 1.0][..]));
+        // A run without a split adds nothing; a word with no known run has no vector.
+        assert_eq!(v.get("play-zz").as_deref(), Some(&[4.0, 1.0][..]));
+        assert_eq!(v.get("zz"), None);
+        assert!(WordVectors::from_word_pieces(vec!["a".into()], 2, vec![1.0]).is_err());
     }
 
     #[test]
@@ -342,7 +563,11 @@ mod tests {
     #[test]
     fn real_vectors_load_when_fetched() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vendor/models");
-        for source in [VectorSource::Glove, VectorSource::Spacy] {
+        for source in [
+            VectorSource::Glove,
+            VectorSource::Spacy,
+            VectorSource::Minilm,
+        ] {
             if !dir.join(source.dir_name()).is_dir() {
                 eprintln!("skipped {}: not fetched", source.name());
                 continue;
@@ -357,6 +582,7 @@ mod tests {
             );
             let cos = |a: &str, b: &str| {
                 let (a, b) = (vectors.get(a).unwrap(), vectors.get(b).unwrap());
+                let (a, b) = (a.as_ref(), b.as_ref());
                 let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
                 let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
                 dot / (norm(a) * norm(b))
