@@ -31,6 +31,8 @@ DATASETS = [
     ("trecqa-minilm-l6-tanda-fod", "TrecQA test-filtered (68 q), extension: GCN fitted on half of dev", "models/minilm-l6-tanda"),
     ("wikiqa-minilm-l6-wikiqa-answer-fod", "WikiQA test (clean, 237 q), extensions: answer-similarity edges + GCN fitted on half of dev", "models/minilm-l6-wikiqa"),
     ("trecqa-minilm-l6-tanda-answer-fod", "TrecQA test-filtered (68 q), extensions: answer-similarity edges + GCN fitted on half of dev", "models/minilm-l6-tanda"),
+    ("wikiqa-minilm-l6-wikiqa-nf-fod", "WikiQA test (clean, 237 q), extensions: node features [base, z(base), z(wo-rr)] + GCN fitted on half of dev", "models/minilm-l6-wikiqa"),
+    ("trecqa-minilm-l6-tanda-nf-fod", "TrecQA test-filtered (68 q), extensions: node features [base, z(base), z(wo)] + GCN fitted on half of dev", "models/minilm-l6-tanda"),
 ]
 VARIANTS = [("ta", "EQAG TA"), ("t+", "EQAG T+"), ("t+-", "EQAG T+-"), ("ri", "EQAG RI (random features, T+ graph)")]
 
@@ -67,6 +69,13 @@ for tag, title, base in DATASETS:
             f"| {name} | {len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
             f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |"
         )
+    fpath = os.path.join(res, f"{tag}-fusion.json")
+    if os.path.exists(fpath) and os.path.getsize(fpath) > 0:
+        fu = load(fpath)
+        lines.append(
+            f"| peer, no graph: `{fu['model']}` (z-score fusion of the same scorers) | – | {fu['P@1']:.4f} | {fu['MAP']:.4f} | "
+            f"{fu['MRR']:.4f} | {fu['P@1'] - b['P@1']:+.4f} | {fu['MAP'] - b['MAP']:+.4f} |"
+        )
     best_v = None
     for v, name in VARIANTS[:3]:
         rs = [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
@@ -79,6 +88,10 @@ for tag, title, base in DATASETS:
         dp, dm = best_v[1] - b["P@1"], best_v[2] - b["MAP"]
         met = dp >= 0.03 and dm >= 0
         targets.append(f"| {title} | {best_v[0]} | {dp:+.4f} | {dm:+.4f} | {'met' if met else 'not met'} |")
+        if os.path.exists(fpath) and os.path.getsize(fpath) > 0:
+            fu = load(fpath)
+            gp, gm = best_v[1] - fu["P@1"], best_v[2] - fu["MAP"]
+            targets.append(f"| ... the same variant against its no-graph peer `{fu['model']}` (not the target's base) | {best_v[0]} | {gp:+.4f} | {gm:+.4f} | (what the graph adds) |")
     live = os.path.join(res, f"{tag}-t+-s1-live.json")
     cached = os.path.join(res, f"{tag}-t+-s1.json")
     if os.path.exists(live) and os.path.getsize(live) > 0 and os.path.exists(cached):
