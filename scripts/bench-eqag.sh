@@ -3,7 +3,7 @@
 # WikiQA test (clean, 237 q) and TrecQA test-filtered (68 q); the dev sweeps; the graph-step
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
-#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|model|cosinenet|report]
+#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
 #
 # Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
 # "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
@@ -121,12 +121,46 @@ fusion() {
 
 # Extension: node features [base feature, z(base), z(lexical)] with the GCN fitted on half of dev
 # (training nodes' base scores are in-sample, so a GCN fitted there learns to ignore the rest).
-features() {
+# Ablation: the same node features with the GCN fitted on the training nodes (T+ only).
+features_wikiqa() {
   SKIP_LIVE=1 FIT_ON_DEV=1 NODE_FEATURES=base,wo-rr run wikiqa models/minilm-l6-wikiqa "--clean"
   fusion wikiqa models/minilm-l6-wikiqa+wo-rr wikiqa-minilm-l6-wikiqa-nf-fod
+  SKIP_LIVE=1 VARIANTS=t+ NODE_FEATURES=base,wo-rr run wikiqa models/minilm-l6-wikiqa "--clean"
+}
+features_trecqa() {
   # TrecQA has no document order (no rr): word overlap alone.
   SKIP_LIVE=1 FIT_ON_DEV=1 NODE_FEATURES=base,wo run trecqa models/minilm-l6-tanda "--clean"
   fusion trecqa models/minilm-l6-tanda+wo trecqa-minilm-l6-tanda-nf-fod
+  SKIP_LIVE=1 VARIANTS=t+ NODE_FEATURES=base,wo run trecqa models/minilm-l6-tanda "--clean"
+}
+
+# The committed model, node-feature variant: T+ with [base, z(base), z(wo-rr)], fitted on the even
+# dev questions, the nf-fod sweep's setting, seed 1. It replaces the paper-faithful T+ model only if
+# it is better (MAP) on the odd dev questions (the ones neither was fitted on); both are evaluated there.
+model_features() {
+  local sweep=$W/runs/wikiqa-minilm-l6-wikiqa-nf-fod-t+-sweep
+  local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $sweep/model.json)
+  awk -F'\t' 'NR==1{print;next} !($1 in idx){idx[$1]=n++} idx[$1]%2==1' $W/data/wikiqa-dev.tsv > $W/data/wikiqa-dev-odd.tsv
+  local ctrain=$(cache wikiqa train models/minilm-l6-wikiqa) cdev=$(cache wikiqa dev models/minilm-l6-wikiqa)
+  local out=$W/runs/model-features
+  $ansel train --model eqag --base models/minilm-l6-wikiqa --train $W/data/wikiqa-train.tsv --dev $W/data/wikiqa-dev.tsv \
+    --base-cache $ctrain --base-cache $cdev --fit-on-dev --node-features base,wo-rr --vector-cache $W/cache/minilm-vectors-row.bin \
+    --variant t+ $g --seed 1 --threads 1 --name eqag-minilm-l6-wikiqa-tplus-nf --out $out > /dev/null
+  export ANSEL_EQAG_BASE_CACHE=$cdev ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-row.bin
+  $ansel eval --data $W/data/wikiqa-dev-odd.tsv --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-committed-dev-odd.json
+  $ansel eval --data $W/data/wikiqa-dev-odd.tsv --model $out --json > $W/results/model-features-dev-odd.json
+  if [ "$(jq -s '.[1].MAP > .[0].MAP' $W/results/model-committed-dev-odd.json $W/results/model-features-dev-odd.json)" = true ]; then
+    rm -rf models/eqag-minilm-l6-wikiqa.new && cp -r $out models/eqag-minilm-l6-wikiqa.new
+    # The card's base and bi-encoder paths are relative to the model directory.
+    jq --arg b ../minilm-l6-wikiqa --arg e ../../vendor/models/all-minilm-l6-v2 '.config.base = $b | .config.qq_encoder = $e' \
+      $out/model.json > models/eqag-minilm-l6-wikiqa.new/model.json
+    rm -rf models/eqag-minilm-l6-wikiqa && mv models/eqag-minilm-l6-wikiqa.new models/eqag-minilm-l6-wikiqa
+    echo replaced > $W/results/model-features-decision.txt
+  else
+    echo kept > $W/results/model-features-decision.txt
+  fi
+  unset ANSEL_EQAG_BASE_CACHE ANSEL_EQAG_VECTOR_CACHE
+  $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
 }
 
 case $step in
@@ -135,12 +169,18 @@ case $step in
   trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
   latency) latency ;;
   extensions) extensions ;;
-  features) features ;;
+  features) features_wikiqa; features_trecqa; model_features ;;
+  model-features) model_features ;;
+  features-wikiqa) features_wikiqa ;;
+  features-trecqa) features_trecqa ;;
   cosinenet) SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
   model) model ;;
   report) ;;
-  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; features; model
+  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
-python3 scripts/eqag-report.py $W/results docs/results/eqag.md
+case $step in
+  features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;
+  *) python3 scripts/eqag-report.py $W/results docs/results/eqag.md ;;
+esac
