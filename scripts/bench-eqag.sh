@@ -159,7 +159,11 @@ model_features() {
   else
     echo kept > $W/results/model-features-decision.txt
   fi
+  # WikiQA test through the committed directory, cached base scores and live (no cache): same numbers.
+  ANSEL_EQAG_BASE_CACHE=$(cache wikiqa test models/minilm-l6-wikiqa) \
+    $ansel eval --data $W/data/wikiqa-test.tsv --clean --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-features-test-cached.json
   unset ANSEL_EQAG_BASE_CACHE ANSEL_EQAG_VECTOR_CACHE
+  $ansel eval --data $W/data/wikiqa-test.tsv --clean --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-features-test-live.json
   $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
 }
 

@@ -216,6 +216,16 @@ if only_features:
             "`../minilm-l6-wikiqa` and the bi-encoder by relative path.",
             "",
         ]
+    tc, tl = os.path.join(res, "model-features-test-cached.json"), os.path.join(res, "model-features-test-live.json")
+    if all(os.path.exists(p) and os.path.getsize(p) > 0 for p in (tc, tl)):
+        tc, tl = load(tc), load(tl)
+        same = all(tc[k] == tl[k] for k in ("P@1", "MAP", "MRR"))
+        lines += [
+            f"`ansel eval --model models/eqag-minilm-l6-wikiqa` on WikiQA test (clean, {tl['questions']} q): P@1 {tl['P@1']:.4f}, "
+            f"MAP {tl['MAP']:.4f}, MRR {tl['MRR']:.4f} with the base scored live (no cache), "
+            f"{'identical to' if same else 'DIFFERENT from'} the run on cached base scores.",
+            "",
+        ]
     lines += [
         "## What this shows",
         "",
