@@ -3,11 +3,13 @@
 # WikiQA test (clean, 237 q) and TrecQA test-filtered (68 q); the dev sweeps; the graph-step
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
-#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]
+#   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
 #
 # Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
 # "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
-# graph and chosen on the odd ones; tags get "-fod").
+# graph and chosen on the odd ones; tags get "-fod"); NODE_FEATURES=base,wo-rr (extra node features,
+# each z-scored within the question; tags get "-nf"; see the `features` step, which also evaluates
+# the plain z-score fusion of the same scorers as a peer row: what the graph adds beyond the features).
 # Work files (gitignored) go to target/eqag: answered-question subsets of the data, base-score
 # caches (`ansel rank` output; the cross-encoders score each pair once), sweep tables, models.
 # Test numbers come from `ansel eval --model DIR`; the EQAG loader takes the base scores of
@@ -49,14 +51,15 @@ cache() {
 run() {
   local by=${INTER_BY:-row}
   local fod=${FIT_ON_DEV:+--fit-on-dev}
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${FIT_ON_DEV:+-fod}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}
+  local nf=(); [ -z "${NODE_FEATURES:-}" ] || nf=(--node-features "$NODE_FEATURES")
   local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
-    --inter-by "$by" $fod --vector-cache $W/cache/minilm-vectors-$by.bin)
+    --inter-by "$by" $fod "${nf[@]}" --vector-cache $W/cache/minilm-vectors-$by.bin)
   export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-$by.bin
   $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
-  for v in ta t+ t+-; do
+  for v in ${VARIANTS:-ta t+ t+-}; do
     local sweep=$W/results/sweep-$tag-$v.jsonl
     if [ ! -s "$sweep" ]; then
       $ansel train "${common[@]}" --variant $v --seed 42 --sweep "$sweep" --out $W/runs/$tag-$v-sweep > /dev/null
@@ -67,7 +70,7 @@ run() {
       local out=$W/runs/$tag-$v-s$s
       [ -s $out/model.json ] || $ansel train "${common[@]}" --variant $v $g --seed $s --out $out > /dev/null
       $ansel eval --data $W/data/$ds-test.* $clean --model $out --json > $W/results/$tag-$v-s$s.json
-      if [ "$v" = "t+" ]; then
+      if [ "$v" = "t+" ] && [ -z "${NODE_FEATURES:-}" ]; then
         local ri=$W/runs/$tag-ri-s$s
         [ -s $ri/model.json ] || $ansel train "${common[@]}" --variant $v $g --random-init --seed $s --out $ri > /dev/null
         $ansel eval --data $W/data/$ds-test.* $clean --model $ri --json > $W/results/$tag-ri-s$s.json
@@ -109,17 +112,79 @@ extensions() {
   SKIP_LIVE=1 FIT_ON_DEV=1 INTER_BY=answer run trecqa models/minilm-l6-tanda "--clean"
 }
 
+# fusion DATASET SPEC TAG: the plain z-score fusion of the scorers a node-feature variant sees
+# (no graph, no training), as a peer row of that variant's table.
+fusion() {
+  $ansel eval --data $W/data/$1-test.* --clean --model "$2" --json > $W/results/$3-fusion.json
+  echo "$2" > $W/results/$3-fusion.spec
+}
+
+# Extension: node features [base feature, z(base), z(lexical)] with the GCN fitted on half of dev
+# (training nodes' base scores are in-sample, so a GCN fitted there learns to ignore the rest).
+# Ablation: the same node features with the GCN fitted on the training nodes (T+ only).
+features_wikiqa() {
+  SKIP_LIVE=1 FIT_ON_DEV=1 NODE_FEATURES=base,wo-rr run wikiqa models/minilm-l6-wikiqa "--clean"
+  fusion wikiqa models/minilm-l6-wikiqa+wo-rr wikiqa-minilm-l6-wikiqa-nf-fod
+  SKIP_LIVE=1 VARIANTS=t+ NODE_FEATURES=base,wo-rr run wikiqa models/minilm-l6-wikiqa "--clean"
+}
+features_trecqa() {
+  # TrecQA has no document order (no rr): word overlap alone.
+  SKIP_LIVE=1 FIT_ON_DEV=1 NODE_FEATURES=base,wo run trecqa models/minilm-l6-tanda "--clean"
+  fusion trecqa models/minilm-l6-tanda+wo trecqa-minilm-l6-tanda-nf-fod
+  SKIP_LIVE=1 VARIANTS=t+ NODE_FEATURES=base,wo run trecqa models/minilm-l6-tanda "--clean"
+}
+
+# The committed model, node-feature variant: T+ with [base, z(base), z(wo-rr)], fitted on the even
+# dev questions, the nf-fod sweep's setting, seed 1. It replaces the paper-faithful T+ model only if
+# it is better (MAP) on the odd dev questions (the ones neither was fitted on); both are evaluated there.
+model_features() {
+  local sweep=$W/runs/wikiqa-minilm-l6-wikiqa-nf-fod-t+-sweep
+  local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $sweep/model.json)
+  awk -F'\t' 'NR==1{print;next} !($1 in idx){idx[$1]=n++} idx[$1]%2==1' $W/data/wikiqa-dev.tsv > $W/data/wikiqa-dev-odd.tsv
+  local ctrain=$(cache wikiqa train models/minilm-l6-wikiqa) cdev=$(cache wikiqa dev models/minilm-l6-wikiqa)
+  local out=$W/runs/model-features
+  $ansel train --model eqag --base models/minilm-l6-wikiqa --train $W/data/wikiqa-train.tsv --dev $W/data/wikiqa-dev.tsv \
+    --base-cache $ctrain --base-cache $cdev --fit-on-dev --node-features base,wo-rr --vector-cache $W/cache/minilm-vectors-row.bin \
+    --variant t+ $g --seed 1 --threads 1 --name eqag-minilm-l6-wikiqa-tplus-nf --out $out > /dev/null
+  export ANSEL_EQAG_BASE_CACHE=$cdev ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-row.bin
+  $ansel eval --data $W/data/wikiqa-dev-odd.tsv --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-committed-dev-odd.json
+  $ansel eval --data $W/data/wikiqa-dev-odd.tsv --model $out --json > $W/results/model-features-dev-odd.json
+  if [ "$(jq -s '.[1].MAP > .[0].MAP' $W/results/model-committed-dev-odd.json $W/results/model-features-dev-odd.json)" = true ]; then
+    rm -rf models/eqag-minilm-l6-wikiqa.new && cp -r $out models/eqag-minilm-l6-wikiqa.new
+    # The card's base and bi-encoder paths are relative to the model directory.
+    jq --arg b ../minilm-l6-wikiqa --arg e ../../vendor/models/all-minilm-l6-v2 '.config.base = $b | .config.qq_encoder = $e' \
+      $out/model.json > models/eqag-minilm-l6-wikiqa.new/model.json
+    rm -rf models/eqag-minilm-l6-wikiqa && mv models/eqag-minilm-l6-wikiqa.new models/eqag-minilm-l6-wikiqa
+    echo replaced > $W/results/model-features-decision.txt
+  else
+    echo kept > $W/results/model-features-decision.txt
+  fi
+  # WikiQA test through the committed directory, cached base scores and live (no cache): same numbers.
+  ANSEL_EQAG_BASE_CACHE=$(cache wikiqa test models/minilm-l6-wikiqa) \
+    $ansel eval --data $W/data/wikiqa-test.tsv --clean --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-features-test-cached.json
+  unset ANSEL_EQAG_BASE_CACHE ANSEL_EQAG_VECTOR_CACHE
+  $ansel eval --data $W/data/wikiqa-test.tsv --clean --model models/eqag-minilm-l6-wikiqa --json > $W/results/model-features-test-live.json
+  $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
+}
+
 case $step in
   cache) for s in train dev test; do cache wikiqa $s models/minilm-l6-wikiqa; cache trecqa $s models/minilm-l6-tanda; done ;;
   wikiqa) run wikiqa models/minilm-l6-wikiqa "--clean" ;;
   trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
   latency) latency ;;
   extensions) extensions ;;
+  features) features_wikiqa; features_trecqa; model_features ;;
+  model-features) model_features ;;
+  features-wikiqa) features_wikiqa ;;
+  features-trecqa) features_trecqa ;;
   cosinenet) SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
   model) model ;;
   report) ;;
-  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model
+  all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
-python3 scripts/eqag-report.py $W/results docs/results/eqag.md
+case $step in
+  features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;
+  *) python3 scripts/eqag-report.py $W/results docs/results/eqag.md ;;
+esac

@@ -1,4 +1,5 @@
-//! The two-layer GCN of eq. 2 over one scalar node feature, in plain Rust for inference
+//! The two-layer GCN of eq. 2 over `inputs` node features (one, the base score, in the paper;
+//! more with `--node-features`), in plain Rust for inference
 //! (full graph and online, one new question row at a time) and in libtorch for training.
 //!
 //! Layer l computes, for node i,
@@ -6,7 +7,7 @@
 //! `m_i = 1 + sum_j e_ji`), then `h'_i = act(W_l z_i + b_l [+ R_l h_i])`. The optional
 //! root weight `R_l` (off in eq. 2) lets a node keep its own feature apart from the
 //! average: in a clique every member has the same `z`, so without it the GCN cannot tell
-//! a question's top candidates apart. Layer 1 maps the feature to `hidden` units with ReLU,
+//! a question's top candidates apart. Layer 1 maps the features to `hidden` units with ReLU,
 //! layer 2 maps them to one logit (the score; BCE with logits in training).
 
 use crate::graph::{Graph, RowEdges};
@@ -17,6 +18,9 @@ use std::collections::HashMap;
 /// Trained GCN weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gcn {
+    /// Features per node (1 in models written before `--node-features`).
+    #[serde(default = "one")]
+    pub inputs: usize,
     pub hidden: usize,
     pub root: bool,
     pub w1: Vec<f32>,
@@ -27,12 +31,22 @@ pub struct Gcn {
     pub r2: Vec<f32>,
 }
 
+fn one() -> usize {
+    1
+}
+
 impl Gcn {
-    fn hidden_of(&self, z: f32, x: f32, out: &mut [f32]) {
-        for (k, o) in out.iter_mut().enumerate().take(self.hidden) {
-            let mut v = z * self.w1[k] + self.b1[k];
-            if self.root {
-                v += x * self.r1[k];
+    /// Layer 1 of one node: `z` its aggregated features, `x` its own (`inputs` each);
+    /// weights are `[inputs, hidden]`, row-major.
+    fn hidden_of(&self, z: &[f32], x: &[f32], out: &mut [f32]) {
+        let hd = self.hidden;
+        for (k, o) in out.iter_mut().enumerate().take(hd) {
+            let mut v = self.b1[k];
+            for c in 0..self.inputs {
+                v += z[c] * self.w1[c * hd + k];
+                if self.root {
+                    v += x[c] * self.r1[c * hd + k];
+                }
             }
             *o = v.max(0.0);
         }
@@ -49,18 +63,25 @@ impl Gcn {
         y
     }
 
-    /// Logits of every node of `graph` with features `x`.
+    /// Logits of every node of `graph` with features `x` (`inputs` per node, node-major).
     pub fn forward_full(&self, graph: &Graph, x: &[f32]) -> Vec<f32> {
         let deg = graph.degrees();
         let n = graph.nodes();
         let hd = self.hidden;
+        let d = self.inputs;
         let mut h1 = vec![0f32; n * hd];
+        let mut z = vec![0f32; d];
         for i in 0..n {
-            let mut z = x[i] / deg[i];
-            for &(j, w) in &graph.adj[i] {
-                z += w * x[j] / (deg[i] * deg[j]).sqrt();
+            for c in 0..d {
+                z[c] = x[i * d + c] / deg[i];
             }
-            self.hidden_of(z, x[i], &mut h1[i * hd..(i + 1) * hd]);
+            for &(j, w) in &graph.adj[i] {
+                let e = w / (deg[i] * deg[j]).sqrt();
+                for c in 0..d {
+                    z[c] += e * x[j * d + c];
+                }
+            }
+            self.hidden_of(&z, &x[i * d..(i + 1) * d], &mut h1[i * hd..(i + 1) * hd]);
         }
         let mut out = vec![0f32; n];
         let mut agg = vec![0f32; hd];
@@ -91,7 +112,8 @@ impl Gcn {
         row_x: &[f32],
         edges: &RowEdges,
     ) -> Vec<f32> {
-        let n = row_x.len();
+        let d = self.inputs;
+        let n = row_x.len() / d.max(1);
         let hd = self.hidden;
         let mut local: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
         let mut m_local = vec![1f32; n];
@@ -116,30 +138,50 @@ impl Gcn {
         let m_train = |k: usize| degrees[k] + extra.get(&k).copied().unwrap_or(0.0);
         // Layer 1 on the row's nodes.
         let mut h_local = vec![0f32; n * hd];
+        let mut z = vec![0f32; d];
+        let add = |z: &mut [f32], e: f32, v: &[f32]| {
+            for (zc, vc) in z.iter_mut().zip(v) {
+                *zc += e * vc;
+            }
+        };
         for i in 0..n {
             let mi = m_local[i];
-            let mut z = row_x[i] / mi;
+            z.fill(0.0);
+            add(&mut z, 1.0 / mi, &row_x[i * d..(i + 1) * d]);
             for &(j, w) in &local[i] {
-                z += w * row_x[j] / (mi * m_local[j]).sqrt();
+                add(
+                    &mut z,
+                    w / (mi * m_local[j]).sqrt(),
+                    &row_x[j * d..(j + 1) * d],
+                );
             }
             for &(k, w) in &to_train[i] {
-                z += w * x[k] / (mi * m_train(k)).sqrt();
+                add(&mut z, w / (mi * m_train(k)).sqrt(), &x[k * d..(k + 1) * d]);
             }
-            self.hidden_of(z, row_x[i], &mut h_local[i * hd..(i + 1) * hd]);
+            self.hidden_of(
+                &z,
+                &row_x[i * d..(i + 1) * d],
+                &mut h_local[i * hd..(i + 1) * hd],
+            );
         }
         // Layer 1 on the training nodes the row reaches.
         let mut h_train: HashMap<usize, Vec<f32>> = HashMap::new();
         for (&k, from_row) in &reached {
             let mk = m_train(k);
-            let mut z = x[k] / mk;
+            z.fill(0.0);
+            add(&mut z, 1.0 / mk, &x[k * d..(k + 1) * d]);
             for &(j, w) in &graph.adj[k] {
-                z += w * x[j] / (mk * m_train(j)).sqrt();
+                add(&mut z, w / (mk * m_train(j)).sqrt(), &x[j * d..(j + 1) * d]);
             }
             for &(i, w) in from_row {
-                z += w * row_x[i] / (mk * m_local[i]).sqrt();
+                add(
+                    &mut z,
+                    w / (mk * m_local[i]).sqrt(),
+                    &row_x[i * d..(i + 1) * d],
+                );
             }
             let mut h = vec![0f32; hd];
-            self.hidden_of(z, x[k], &mut h);
+            self.hidden_of(&z, &x[k * d..(k + 1) * d], &mut h);
             h_train.insert(k, h);
         }
         // Layer 2 on the row's nodes.
@@ -216,20 +258,28 @@ pub struct TorchGcn {
     w2: Tensor,
     b2: Tensor,
     r2: Tensor,
+    inputs: usize,
     hidden: usize,
     root: bool,
 }
 
 impl TorchGcn {
-    /// Fresh weights (seed libtorch first for reproducibility).
-    pub fn new(hidden: usize, root: bool) -> TorchGcn {
+    /// Fresh weights (seed libtorch first for reproducibility). With one input the
+    /// initialisation is the paper variants' (non-negative first layer); with more, the
+    /// first layer starts in [-1, 1] (extra features are standardised, either sign).
+    pub fn new(inputs: usize, hidden: usize, root: bool) -> TorchGcn {
         let vs = nn::VarStore::new(tch::Device::Cpu);
         let p = vs.root();
         let h = hidden as i64;
-        let init = nn::Init::Uniform { lo: 0.0, up: 1.0 };
-        let w1 = p.var("w1", &[1, h], init);
+        let d = inputs as i64;
+        let init = if inputs == 1 {
+            nn::Init::Uniform { lo: 0.0, up: 1.0 }
+        } else {
+            nn::Init::Uniform { lo: -1.0, up: 1.0 }
+        };
+        let w1 = p.var("w1", &[d, h], init);
         let b1 = p.var("b1", &[h], nn::Init::Const(0.0));
-        let r1 = p.var("r1", &[1, h], init);
+        let r1 = p.var("r1", &[d, h], init);
         let w2 = p.var("w2", &[h, 1], nn::Init::Uniform { lo: -1.0, up: 1.0 });
         let b2 = p.var("b2", &[1], nn::Init::Const(0.0));
         let r2 = p.var("r2", &[h, 1], nn::Init::Uniform { lo: -1.0, up: 1.0 });
@@ -241,12 +291,13 @@ impl TorchGcn {
             w2,
             b2,
             r2,
+            inputs,
             hidden,
             root,
         }
     }
 
-    /// Logits `[n]` of every node; `x` is `[n, 1]`.
+    /// Logits `[n]` of every node; `x` is `[n, inputs]`.
     pub fn forward(&self, g: &TorchGraph, x: &Tensor) -> Tensor {
         let mut h1 = g.aggregate(x).matmul(&self.w1) + &self.b1;
         if self.root {
@@ -264,6 +315,7 @@ impl TorchGcn {
     pub fn export(&self) -> Gcn {
         let v = |t: &Tensor| Vec::<f32>::try_from(t.detach().flatten(0, -1)).unwrap_or_default();
         Gcn {
+            inputs: self.inputs,
             hidden: self.hidden,
             root: self.root,
             w1: v(&self.w1),
@@ -276,13 +328,14 @@ impl TorchGcn {
     }
 }
 
-/// Full-batch training on the training graph: BCE with logits over all (training) nodes,
-/// Adam. `after_epoch(epoch, loss, weights)` runs every `eval_every` epochs and at the end;
+/// Full-batch training on the training graph (`features`: `inputs` per node, node-major):
+/// BCE with logits over all (training) nodes, Adam. `after_epoch(epoch, loss, weights)` runs every `eval_every` epochs and at the end;
 /// training stops when it returns false.
 #[allow(clippy::too_many_arguments)]
 pub fn train(
     graph: &Graph,
     features: &[f32],
+    inputs: usize,
     labels: &[bool],
     loss_nodes: Option<&[bool]>,
     hidden: usize,
@@ -293,11 +346,11 @@ pub fn train(
     mut after_epoch: impl FnMut(usize, f64, &Gcn) -> bool,
 ) -> ansel_model::Result<()> {
     let g = TorchGraph::new(graph);
-    let model = TorchGcn::new(hidden, root);
+    let model = TorchGcn::new(inputs, hidden, root);
     let mut opt = nn::Adam::default()
         .build(&model.vs, lr)
         .map_err(ansel_torch::backend)?;
-    let x = Tensor::from_slice(features).unsqueeze(1);
+    let x = Tensor::from_slice(features).view([labels.len() as i64, inputs.max(1) as i64]);
     let y: Vec<f32> = labels.iter().map(|&l| if l { 1.0 } else { 0.0 }).collect();
     let y = Tensor::from_slice(&y);
     // Nodes the loss is over (all when `loss_nodes` is None).
@@ -335,6 +388,7 @@ mod tests {
 
     fn gcn(root: bool) -> Gcn {
         Gcn {
+            inputs: 1,
             hidden: 2,
             root,
             w1: vec![1.5, -0.5],
@@ -386,7 +440,7 @@ mod tests {
     fn torch_forward_matches_plain_forward() {
         let (g, x) = small_graph();
         tch::manual_seed(3);
-        let t = TorchGcn::new(4, true);
+        let t = TorchGcn::new(1, 4, true);
         let plain = t.export();
         let want = plain.forward_full(&g, &x);
         let got =
@@ -395,6 +449,52 @@ mod tests {
         for (a, b) in want.iter().zip(&got) {
             assert!((a - b).abs() < 1e-5, "{want:?} {got:?}");
         }
+    }
+
+    #[test]
+    fn several_inputs_agree_across_torch_full_and_online_paths() {
+        let (g, x1) = small_graph();
+        // Three features per node: the scalar and two others.
+        let x: Vec<f32> = x1
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &v)| [v, i as f32 - 2.0, (v * 3.0).sin()])
+            .collect();
+        tch::manual_seed(5);
+        let t = TorchGcn::new(3, 4, true);
+        let plain = t.export();
+        assert_eq!((plain.inputs, plain.w1.len(), plain.r1.len()), (3, 12, 12));
+        let want = plain.forward_full(&g, &x);
+        let got =
+            tch::no_grad(|| t.forward(&TorchGraph::new(&g), &Tensor::from_slice(&x).view([5, 3])));
+        let got = Vec::<f32>::try_from(&got).unwrap();
+        for (a, b) in want.iter().zip(&got) {
+            assert!((a - b).abs() < 1e-5, "{want:?} {got:?}");
+        }
+        // A new row of two nodes joined to the graph: online == full graph with the row.
+        let row_x = vec![0.4, 1.0, -1.0, 0.6, -0.5, 0.2];
+        let edges = RowEdges {
+            intra: vec![(0, 1, 1.0)],
+            inter: vec![(0, 2, 0.7), (1, 4, 0.3)],
+        };
+        let mut full = g.clone();
+        full.adj.extend(vec![Vec::new(); 2]);
+        full.add(5, 6, 1.0);
+        full.add(5, 2, 0.7);
+        full.add(6, 4, 0.3);
+        let mut all_x = x.clone();
+        all_x.extend(&row_x);
+        let want = plain.forward_full(&full, &all_x);
+        let got = plain.forward_row(&g, &g.degrees(), &x, &row_x, &edges);
+        assert_eq!(got.len(), 2);
+        for i in 0..2 {
+            assert!((want[5 + i] - got[i]).abs() < 1e-5, "{want:?} {got:?}");
+        }
+        // Weights written before `inputs` existed read back as one input.
+        let mut old = serde_json::to_value(gcn(true)).unwrap();
+        old.as_object_mut().unwrap().remove("inputs");
+        let back: Gcn = serde_json::from_value(old).unwrap();
+        assert_eq!(back, gcn(true));
     }
 
     #[test]
@@ -408,7 +508,7 @@ mod tests {
         let y: Vec<bool> = x.iter().map(|&v| v > 0.5).collect();
         tch::manual_seed(1);
         let mut losses = Vec::new();
-        train(&g, &x, &y, None, 4, true, 0.05, 300, 50, |_, l, _| {
+        train(&g, &x, 1, &y, None, 4, true, 0.05, 300, 50, |_, l, _| {
             losses.push(l);
             true
         })

@@ -15,16 +15,21 @@
 //!   two-hop neighbourhood ([`gcn::Gcn::forward_row`]); questions never see each other and
 //!   their labels are never read.
 //!
+//! - Extension (not the paper): `node_features` ([`features`]) appends standardised columns
+//!   (the base score's z-score, lexical rankers, the bi-encoder cosine) to each node's input.
+//!
 //! A model directory holds `model.json` (the base ranker and bi-encoder by relative path,
 //! graph settings), `gcn.json` (weights), `rows.json` (training rows: features, labels,
 //! neighbours) and `questions.f32` (normalised training-question vectors).
 
 pub mod cache;
+pub mod features;
 pub mod gcn;
 pub mod graph;
 pub mod search;
 
 pub use cache::{CachedRanker, ScoreCache};
+pub use features::Extras;
 pub use graph::{Feature, GraphParams, InterBy, Variant};
 
 use ansel_data::Question;
@@ -60,6 +65,10 @@ pub struct EqagConfig {
     pub training_rows: usize,
     pub training_nodes: usize,
     pub training_edges: usize,
+    /// Extension: extra node feature columns after the base feature ([`features`]); empty
+    /// for the paper's variants.
+    #[serde(default)]
+    pub node_features: Vec<String>,
 }
 
 /// The stored training rows.
@@ -69,6 +78,9 @@ struct StoredRows {
     rows: Vec<Row>,
     features: Vec<f32>,
     labels: Vec<bool>,
+    /// Extra node features (`node_features.len()` per node, node-major).
+    #[serde(default)]
+    extra: Vec<f32>,
     /// Each row's `k_rows` most similar other training rows.
     neighbours: Vec<Vec<(usize, f32)>>,
 }
@@ -109,6 +121,8 @@ pub struct Eqag {
     degrees: Vec<f32>,
     /// Unit answer vectors of the training nodes ([`InterBy::Answer`] only).
     answers: Option<Vec<f32>>,
+    /// GCN inputs of the training nodes (base feature, then the extra columns).
+    x: Vec<f32>,
     pub gcn: Gcn,
 }
 
@@ -140,14 +154,25 @@ impl Eqag {
         )
     }
 
-    /// GCN scores of an unseen question row.
-    pub fn score_row(&self, features: &[f32], answers: Option<&[f32]>, qvec: &[f32]) -> Vec<f32> {
+    /// Features per node: the base feature and the extra columns.
+    pub fn inputs(&self) -> usize {
+        1 + self.config.node_features.len()
+    }
+
+    /// GCN scores of an unseen question row (`extra`: its extra node features).
+    pub fn score_row(
+        &self,
+        features: &[f32],
+        extra: &[f32],
+        answers: Option<&[f32]>,
+        qvec: &[f32],
+    ) -> Vec<f32> {
         let edges = self.row_edges(features, answers, qvec);
         self.gcn.forward_row(
             &self.graph,
             &self.degrees,
-            &self.stored.features,
-            features,
+            &self.x,
+            &features::interleave(features, extra),
             &edges,
         )
     }
@@ -169,8 +194,10 @@ pub struct Prepared {
     pub questions: Vec<Question>,
     pub scores: Vec<Vec<f32>>,
     pub vectors: Vec<f32>,
-    /// Unit vectors of every candidate, in order (for [`InterBy::Answer`]).
+    /// Unit vectors of every candidate, in order (for [`InterBy::Answer`] and `cos`).
     pub answers: Option<Vec<f32>>,
+    /// Each question's extra node features ([`Extras::of_question`]; empty without).
+    pub extra: Vec<Vec<f32>>,
 }
 
 impl Prepared {
@@ -184,6 +211,7 @@ impl Prepared {
             let n = q.candidates.len();
             h.questions.push(q.clone());
             h.scores.push(self.scores[i].clone());
+            h.extra.push(self.extra.get(i).cloned().unwrap_or_default());
             h.vectors.extend(&self.vectors[i * dim..(i + 1) * dim]);
             if let (Some(dst), Some(src)) = (h.answers.as_mut(), self.answers.as_ref()) {
                 dst.extend(&src[at * dim..(at + n) * dim]);
@@ -200,21 +228,24 @@ impl Prepared {
             scores: Vec::new(),
             vectors: Vec::new(),
             answers: self.answers.as_ref().map(|_| Vec::new()),
+            extra: Vec::new(),
         }
     }
 
-    /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]).
+    /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]);
+    /// `extras`: the extra node features to compute.
     pub fn new(
         questions: Vec<Question>,
         base: &dyn Ranker,
         encoder: &QuestionEncoder,
         with_answers: bool,
         cache: Option<&Path>,
+        extras: &Extras,
     ) -> Result<Prepared> {
         let scores = base.score_all(&questions)?;
         let texts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
         let vectors = encoder.encode_cached(&texts, cache)?;
-        let answers = if with_answers {
+        let answers = if with_answers || extras.needs_answers() {
             let texts: Vec<&str> = questions
                 .iter()
                 .flat_map(|q| q.candidates.iter().map(|c| c.text.as_str()))
@@ -223,12 +254,36 @@ impl Prepared {
         } else {
             None
         };
-        Ok(Prepared {
+        let mut prepared = Prepared {
             questions,
             scores,
             vectors,
             answers,
-        })
+            extra: Vec::new(),
+        };
+        prepared.extra = prepared.extra_features(extras, encoder.dim)?;
+        Ok(prepared)
+    }
+
+    /// The extra node features of every question (empty vectors without extras).
+    pub fn extra_features(&self, extras: &Extras, dim: usize) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(self.questions.len());
+        let mut at = 0;
+        for (i, q) in self.questions.iter().enumerate() {
+            let n = q.candidates.len();
+            if extras.is_empty() {
+                out.push(Vec::new());
+            } else {
+                let a = self
+                    .answers
+                    .as_deref()
+                    .map(|a| &a[at * dim..(at + n) * dim]);
+                let qvec = &self.vectors[i * dim..(i + 1) * dim];
+                out.push(extras.of_question(q, &self.scores[i], qvec, a)?);
+            }
+            at += n;
+        }
+        Ok(out)
     }
 }
 
@@ -243,15 +298,28 @@ pub fn build(
     base_is_dir: bool,
     qq_encoder: &str,
     dim: usize,
+    columns: &[String],
 ) -> Result<Eqag> {
     let mut stored = StoredRows {
         ids: Vec::new(),
         rows: Vec::new(),
         features: Vec::new(),
         labels: Vec::new(),
+        extra: Vec::new(),
         neighbours: Vec::new(),
     };
-    for (q, s) in train.questions.iter().zip(&train.scores) {
+    for (i, (q, s)) in train.questions.iter().zip(&train.scores).enumerate() {
+        let extra = train.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        if extra.len() != q.candidates.len() * columns.len() {
+            return Err(ModelError::Backend(format!(
+                "training question {}: {} extra features for {} candidates x {} columns",
+                q.id,
+                extra.len(),
+                q.candidates.len(),
+                columns.len()
+            )));
+        }
+        stored.extra.extend(extra);
         let labels: Option<Vec<bool>> = q.candidates.iter().map(|c| c.label).collect();
         let Some(labels) = labels else {
             return Err(ModelError::Unsupported {
@@ -301,7 +369,9 @@ pub fn build(
         training_rows: stored.rows.len(),
         training_nodes: stored.features.len(),
         training_edges: graph.edges(),
+        node_features: columns.to_vec(),
     };
+    let x = features::interleave(&stored.features, &stored.extra);
     Ok(Eqag {
         config,
         stored,
@@ -309,7 +379,9 @@ pub fn build(
         graph,
         degrees,
         answers,
+        x,
         gcn: Gcn {
+            inputs: 1 + columns.len(),
             hidden: 0,
             root: false,
             w1: vec![],
@@ -338,7 +410,8 @@ pub fn score_prepared(model: &Eqag, data: &Prepared) -> Vec<Vec<f32>> {
                 .as_deref()
                 .map(|a| &a[at * dim..(at + n) * dim]);
             at += n;
-            model.score_row(&f, a, &data.vectors[i * dim..(i + 1) * dim])
+            let extra = data.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            model.score_row(&f, extra, a, &data.vectors[i * dim..(i + 1) * dim])
         })
         .collect()
 }
@@ -382,7 +455,8 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
     let mut log = Vec::new();
     let mut last = 0;
     let mut labels = model.stored.labels.clone();
-    let mut features = model.stored.features.clone();
+    let mut features = model.x.clone();
+    let inputs = model.inputs();
     let mut graph = model.graph.clone();
     let (fit_rows, val) = if opts.fit_on_dev {
         let (a, b) = dev.split_alternate();
@@ -393,7 +467,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
     let mut loss_nodes = None;
     if let Some(rows) = &fit_rows {
         // Join every fit row to the training graph (rows are not joined to each other).
-        let mut mask = vec![false; features.len()];
+        let mut mask = vec![false; labels.len()];
         let dim = model.search.dim;
         let mut at = 0;
         for (i, (q, s)) in rows.questions.iter().zip(&rows.scores).enumerate() {
@@ -405,7 +479,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
                 .map(|a| &a[at * dim..(at + n) * dim]);
             at += n;
             let e = model.row_edges(&f, a, &rows.vectors[i * dim..(i + 1) * dim]);
-            let start = features.len();
+            let start = features.len() / inputs;
             graph.adj.extend(vec![Vec::new(); n]);
             for (a, b, w) in e.intra {
                 graph.add(start + a, start + b, w);
@@ -413,7 +487,8 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
             for (a, node, w) in e.inter {
                 graph.add(start + a, node, w);
             }
-            features.extend(&f);
+            let extra = rows.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            features.extend(features::interleave(&f, extra));
             labels.extend(q.candidates.iter().map(|c| c.label.unwrap_or(false)));
             mask.extend(std::iter::repeat_n(true, n));
         }
@@ -422,6 +497,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
     gcn::train(
         &graph,
         &features,
+        inputs,
         &labels,
         loss_nodes.as_deref(),
         opts.hidden,
@@ -540,18 +616,21 @@ impl Eqag {
             .collect();
         let dim = vectors.len() / stored.rows.len();
         let last = stored.rows.last().map_or(0, |r| r.start + r.len);
+        let inputs = 1 + config.node_features.len();
         let consistent = stored.features.len() == last
             && stored.labels.len() == last
+            && stored.extra.len() == last * config.node_features.len()
+            && gcn.inputs == inputs
+            && gcn.w1.len() == gcn.hidden * inputs
             && stored.neighbours.len() == stored.rows.len()
             && stored
                 .neighbours
                 .iter()
                 .flatten()
                 .all(|&(r, _)| r < stored.rows.len())
-            && gcn.w1.len() == gcn.hidden
             && gcn.w2.len() == gcn.hidden
             && gcn.b1.len() == gcn.hidden
-            && (!gcn.root || (gcn.r1.len() == gcn.hidden && gcn.r2.len() == gcn.hidden));
+            && (!gcn.root || (gcn.r1.len() == gcn.hidden * inputs && gcn.r2.len() == gcn.hidden));
         if !consistent {
             return Err(format(
                 ROWS_FILE,
@@ -589,6 +668,7 @@ impl Eqag {
             &config.graph,
         );
         let degrees = graph.degrees();
+        let x = features::interleave(&stored.features, &stored.extra);
         Ok(Eqag {
             config,
             stored,
@@ -596,6 +676,7 @@ impl Eqag {
             graph,
             degrees,
             answers,
+            x,
             gcn,
         })
     }
@@ -617,15 +698,24 @@ pub struct EqagRanker {
     name: String,
     base: Box<dyn Ranker>,
     encoder: QuestionEncoder,
+    /// The extra node feature columns (`config.node_features`).
+    extras: Extras,
     pub model: Eqag,
     /// A bi-encoder vector cache for batch scoring (experiments; see `Prepared::new`).
     pub vector_cache: Option<PathBuf>,
 }
 
 impl EqagRanker {
-    /// `base` is the ranker `config.base` names (the CLI resolves it with its model resolver).
-    pub fn load(dir: &Path, card: &ModelCard, base: Box<dyn Ranker>) -> Result<EqagRanker> {
+    /// `base` is the ranker `config.base` names and `resolve` builds the rankers of
+    /// `config.node_features` (the CLI resolves both with its model resolver).
+    pub fn load(
+        dir: &Path,
+        card: &ModelCard,
+        base: Box<dyn Ranker>,
+        resolve: impl FnMut(&str) -> Result<Box<dyn Ranker>>,
+    ) -> Result<EqagRanker> {
         let model = Eqag::load(dir, card)?;
+        let extras = Extras::new(&model.config.node_features, resolve)?;
         let encoder = QuestionEncoder::load(&dir.join(&model.config.qq_encoder))?;
         if encoder.dim != model.search.dim {
             return Err(ModelError::Format {
@@ -640,6 +730,7 @@ impl EqagRanker {
             name: card.name.clone(),
             base,
             encoder,
+            extras,
             model,
             vector_cache: None,
         })
@@ -665,7 +756,7 @@ impl EqagRanker {
         let scores = self.base.score(question)?;
         let t1 = Instant::now();
         let qvec = self.encoder.encode(&[question.text.as_str()])?;
-        let answers = if self.model.needs_answers() {
+        let answers = if self.model.needs_answers() || self.extras.needs_answers() {
             let texts: Vec<&str> = question
                 .candidates
                 .iter()
@@ -682,6 +773,9 @@ impl EqagRanker {
             self.model.config.feature,
             self.model.config.random_init,
         );
+        let extra = self
+            .extras
+            .of_question(question, &scores, &qvec, answers.as_deref())?;
         let nb = self
             .model
             .search
@@ -697,8 +791,8 @@ impl EqagRanker {
         let out = self.model.gcn.forward_row(
             &self.model.graph,
             &self.model.degrees,
-            &self.model.stored.features,
-            &f,
+            &self.model.x,
+            &features::interleave(&f, &extra),
             &edges,
         );
         let t3 = Instant::now();
@@ -731,6 +825,7 @@ impl Ranker for EqagRanker {
             &self.encoder,
             self.model.needs_answers(),
             self.vector_cache.as_deref(),
+            &self.extras,
         )?;
         Ok(score_prepared(&self.model, &prepared))
     }

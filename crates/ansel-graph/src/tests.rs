@@ -56,7 +56,35 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
         scores,
         vectors,
         answers: Some(answers),
+        extra: Vec::new(),
     }
+}
+
+/// A label-free test ranker: the candidate text's length.
+struct Length;
+
+impl Ranker for Length {
+    fn name(&self) -> &str {
+        "len"
+    }
+    fn score(&self, q: &Question) -> Result<Vec<f32>> {
+        Ok(q.candidates.iter().map(|c| c.text.len() as f32).collect())
+    }
+}
+
+fn extras() -> Extras {
+    let names: Vec<String> = ["base", "cos", "len"].map(String::from).to_vec();
+    Extras::new(&names, |n| {
+        assert_eq!(n, "len");
+        Ok(Box::new(Length))
+    })
+    .unwrap()
+}
+
+/// `synthetic` with the extra node features of `extras()`.
+fn with_extras(mut p: Prepared) -> Prepared {
+    p.extra = p.extra_features(&extras(), 8).unwrap();
+    p
 }
 
 fn params(variant: Variant) -> GraphParams {
@@ -90,6 +118,7 @@ fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, P
         false,
         "enc",
         8,
+        &[],
     )
     .unwrap();
     let opts = FitOptions {
@@ -124,6 +153,7 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
                 scores: test.scores.clone(),
                 vectors: test.vectors.clone(),
                 answers: test.answers.clone(),
+                extra: test.extra.clone(),
             };
             for q in &mut changed.questions {
                 for c in &mut q.candidates {
@@ -141,6 +171,7 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
                 .answers
                 .as_ref()
                 .map(|a| a[5 * 6 * 8..6 * 6 * 8].to_vec()),
+            extra: Vec::new(),
         };
         assert_eq!(score_prepared(&model, &one)[0], before[5]);
     }
@@ -194,6 +225,7 @@ fn random_init_ignores_base_scores() {
             .collect(),
         vectors: test.vectors.clone(),
         answers: None,
+        extra: Vec::new(),
     };
     assert_eq!(
         score_prepared(&model, &other),
@@ -246,6 +278,7 @@ fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
         false,
         "e",
         8,
+        &[],
     )
     .unwrap();
     let opts = FitOptions {
@@ -280,4 +313,169 @@ fn relative_paths_walk_up_from_the_model_directory() {
     assert_eq!(p, PathBuf::from("../../../models/base"));
     let p = relative_path(Path::new("./vendor/m"), Path::new("models/e"));
     assert_eq!(p, PathBuf::from("../../vendor/m"));
+}
+
+/// A model with the extra node features of `extras()`, fitted on training nodes or dev rows.
+fn fitted_with_extras(fit_on_dev: bool) -> (Eqag, Prepared) {
+    let train = with_extras(synthetic(60, 1, "t"));
+    let dev = with_extras(synthetic(16, 2, "d"));
+    let names = extras().names;
+    let mut model = build(
+        &train,
+        &params(Variant::TPlus),
+        Feature::Sigmoid,
+        false,
+        "b",
+        false,
+        "e",
+        8,
+        &names,
+    )
+    .unwrap();
+    let opts = FitOptions {
+        hidden: 4,
+        root: true,
+        lr: 0.05,
+        epochs: 30,
+        eval_every: 10,
+        patience: 5,
+        min_epochs: 0,
+        fit_on_dev,
+        seed: 7,
+    };
+    fit(&mut model, &dev, &opts).unwrap();
+    (model, dev)
+}
+
+#[test]
+fn extra_node_features_are_standardised_per_question_and_label_free() {
+    let test = synthetic(4, 3, "x");
+    let x = extras();
+    let a = test.answers.as_deref().unwrap();
+    let q = &test.questions[1];
+    let f = x
+        .of_question(
+            q,
+            &test.scores[1],
+            &test.vectors[8..16],
+            Some(&a[6 * 8..12 * 8]),
+        )
+        .unwrap();
+    assert_eq!(f.len(), 6 * 3);
+    // Column 0 is the z-score of the base scores: mean 0, variance 1, same order.
+    let col: Vec<f32> = (0..6).map(|i| f[i * 3]).collect();
+    let mean = col.iter().sum::<f32>() / 6.0;
+    let var = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 6.0;
+    assert!(mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4, "{col:?}");
+    for i in 0..6 {
+        for j in 0..6 {
+            assert_eq!(
+                test.scores[1][i] < test.scores[1][j],
+                col[i] < col[j],
+                "{col:?}"
+            );
+        }
+    }
+    // Column 1 orders candidates by their cosine with the question.
+    let cos = |i: usize| -> f32 {
+        (0..8)
+            .map(|k| a[(6 + i) * 8 + k] * test.vectors[8 + k])
+            .sum()
+    };
+    assert_eq!(cos(0) < cos(1), f[3 + 1] > f[1]);
+    // Column 2 (candidate lengths all equal here) is constant: 0, not NaN.
+    assert!((0..6).all(|i| f[i * 3 + 2] == 0.0));
+    assert!(x.needs_answers());
+    // Labels do not enter.
+    let mut flipped = q.clone();
+    for c in &mut flipped.candidates {
+        c.label = None;
+    }
+    let g = x
+        .of_question(
+            &flipped,
+            &test.scores[1],
+            &test.vectors[8..16],
+            Some(&a[6 * 8..12 * 8]),
+        )
+        .unwrap();
+    assert_eq!(f, g);
+    // A repeated column and a missing answer vector are errors, not panics.
+    let twice: Vec<String> = ["base", "base"].map(String::from).to_vec();
+    assert!(Extras::new(&twice, |_| Ok(Box::new(Length))).is_err());
+    assert!(x
+        .of_question(q, &test.scores[1], &test.vectors[8..16], None)
+        .is_err());
+}
+
+#[test]
+fn extra_features_keep_test_labels_out_and_round_trip() {
+    for fit_on_dev in [false, true] {
+        let (model, dev) = fitted_with_extras(fit_on_dev);
+        assert_eq!(model.inputs(), 4);
+        assert_eq!(model.gcn.w1.len(), 4 * 4);
+        let test = with_extras(synthetic(12, 3, "x"));
+        let before = score_prepared(&model, &test);
+        // The extra columns change the scores...
+        let mut shuffled = test.clone();
+        for e in &mut shuffled.extra {
+            e.reverse();
+        }
+        assert_ne!(score_prepared(&model, &shuffled), before);
+        // ...test labels do not, and neither do the other test questions.
+        let mut flipped = test.clone();
+        for q in &mut flipped.questions {
+            for c in &mut q.candidates {
+                c.label = c.label.map(|l| !l);
+            }
+        }
+        let flipped = with_extras(flipped);
+        assert_eq!(score_prepared(&model, &flipped), before);
+        let one = with_extras(Prepared {
+            questions: vec![test.questions[4].clone()],
+            scores: vec![test.scores[4].clone()],
+            vectors: test.vectors[4 * 8..5 * 8].to_vec(),
+            answers: test
+                .answers
+                .as_ref()
+                .map(|a| a[4 * 6 * 8..5 * 6 * 8].to_vec()),
+            extra: Vec::new(),
+        });
+        assert_eq!(score_prepared(&model, &one)[0], before[4]);
+        // Save and load: same scores; a card whose columns disagree with the rows is refused.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m");
+        model
+            .save(&out, "x", ansel_model::TrainingRecord::default())
+            .unwrap();
+        let card = ModelCard::read(&out).unwrap();
+        let back = Eqag::load(&out, &card).unwrap();
+        assert_eq!(back.config.node_features, extras().names);
+        assert_eq!(score_prepared(&back, &dev), score_prepared(&model, &dev));
+        let mut bad = card.clone();
+        bad.config["node_features"] = serde_json::json!(["base"]);
+        let err = Eqag::load(&out, &bad).err().unwrap().to_string();
+        assert!(err.contains(ROWS_FILE), "{err}");
+    }
+}
+
+#[test]
+fn a_training_set_without_its_extra_columns_is_refused() {
+    let train = synthetic(10, 1, "t");
+    let names = extras().names;
+    let err = build(
+        &train,
+        &params(Variant::Ta),
+        Feature::Sigmoid,
+        false,
+        "b",
+        false,
+        "e",
+        8,
+        &names,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("extra features"), "{err}");
 }

@@ -6,8 +6,8 @@ use super::DataArgs;
 use crate::models;
 use ansel_graph::search::QuestionEncoder;
 use ansel_graph::{
-    build, fit, relative_path, CachedRanker, EqagRanker, Feature, FitOptions, GraphParams, InterBy,
-    Prepared, ScoreCache, Variant,
+    build, fit, relative_path, CachedRanker, EqagRanker, Extras, Feature, FitOptions, GraphParams,
+    InterBy, Prepared, ScoreCache, Variant,
 };
 use ansel_model::{ModelCard, Ranker, TrainingRecord};
 use anyhow::{anyhow, bail, Context, Result};
@@ -58,6 +58,12 @@ pub struct EqagArgs {
     /// and stop early / pick the sweep's setting on the odd-numbered ones (not the paper).
     #[arg(long)]
     pub fit_on_dev: bool,
+    /// Extension (not the paper): extra node features after the base feature, comma-separated,
+    /// each z-scored within the question: `base` (the base scores), `cos` (bi-encoder
+    /// question-candidate cosine), `wo`, `wo-rr`, `rr` (lexical rankers; `rr` and `wo-rr` need
+    /// document order, as in WikiQA).
+    #[arg(long, value_delimiter = ',')]
+    pub node_features: Vec<String>,
     /// RI sanity check: random node features in [0, 1) instead of base scores.
     #[arg(long)]
     pub random_init: bool,
@@ -98,6 +104,25 @@ fn base_ranker(spec: &str, caches: &[PathBuf]) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(CachedRanker::new(base, read)))
 }
 
+/// Lexical rankers usable as node features: those without corpus statistics (`idf-wo` and
+/// `bm25` would take their IDF from whatever data is being scored, so a stored model could
+/// not reproduce its own features).
+const NODE_RANKERS: [&str; 3] = ["wo", "wo-rr", "rr"];
+
+/// Resolves one extra node feature ranker by name.
+fn node_ranker(name: &str) -> ansel_model::Result<Box<dyn Ranker>> {
+    if !NODE_RANKERS.contains(&name) {
+        return Err(ansel_model::ModelError::Unsupported {
+            model: ansel_graph::KIND.into(),
+            message: format!(
+                "unknown node feature {name:?} (known: base, cos, {})",
+                NODE_RANKERS.join(", ")
+            ),
+        });
+    }
+    models::resolve(name, &[]).map_err(|e| ansel_model::ModelError::Backend(format!("{e:#}")))
+}
+
 /// Loads an EQAG model directory; its base ranker goes through the same model resolver.
 pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     let spec = EqagRanker::base_spec(dir, card)?;
@@ -111,7 +136,7 @@ pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
         })
         .unwrap_or_default();
     let base = base_ranker(&spec, &caches).with_context(|| format!("base ranker {spec}"))?;
-    let mut ranker = EqagRanker::load(dir, card, base)?;
+    let mut ranker = EqagRanker::load(dir, card, base, node_ranker)?;
     ranker.vector_cache = std::env::var(VECTOR_CACHE_ENV)
         .ok()
         .filter(|v| !v.is_empty())
@@ -175,8 +200,9 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     let inter_by = InterBy::parse(&e.inter_by).ok_or_else(|| anyhow!("unknown --inter-by"))?;
     let answers = inter_by == InterBy::Answer;
     let cache = e.vector_cache.as_deref();
-    let train = Prepared::new(train_qs, base.as_ref(), &encoder, answers, cache)?;
-    let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache)?;
+    let extras = Extras::new(&e.node_features, node_ranker).context("--node-features")?;
+    let train = Prepared::new(train_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
+    let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
     let base_is_dir = Path::new(base_spec).is_dir();
     let base_ref = if base_is_dir {
         relative_path(Path::new(base_spec), &args.out)
@@ -237,13 +263,14 @@ pub fn train(args: &TrainArgs) -> Result<()> {
             base_is_dir,
             &encoder_ref,
             encoder.dim,
+            &e.node_features,
         )?;
         let result = fit(&mut model, &dev, &fit_opts)?;
         let map = result.dev.metric("MAP").unwrap_or(0.0);
         let line = serde_json::json!({
             "variant": params.variant.name(), "k_intra": params.k_intra, "th_intra": params.th_intra,
             "k_rows": params.k_rows, "k_inter": params.k_inter, "th_inter": params.th_inter,
-            "inter_by": e.inter_by, "fit_on_dev": e.fit_on_dev,
+            "inter_by": e.inter_by, "fit_on_dev": e.fit_on_dev, "node_features": e.node_features,
             "edges": model.config.training_edges, "best_epoch": result.best_epoch,
             "dev P@1": result.dev.metric("P@1"), "dev MAP": map, "dev MRR": result.dev.metric("MRR"),
             "base dev P@1": base_dev.metric("P@1"), "base dev MAP": base_dev.metric("MAP"),
@@ -276,6 +303,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         dev_data: Some(args.dev.display().to_string()),
         hyperparameters: serde_json::json!({
             "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
+            "node_features": e.node_features,
             "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
             "fit_on": if e.fit_on_dev { "even dev questions (early stopping and sweep on the odd ones)" } else { "training nodes" },
             "training_questions": if args.cross_encoder.all_questions { "all" } else { "answered" },
@@ -342,7 +370,7 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
     }
     let spec = EqagRanker::base_spec(&args.model, &card)?;
     let base = models::resolve(&spec, &[])?;
-    let ranker = EqagRanker::load(&args.model, &card, base)?;
+    let ranker = EqagRanker::load(&args.model, &card, base, node_ranker)?;
     // One warm-up question, not timed.
     ranker.score_timed(&questions[0])?;
     let mut t = Vec::new();
