@@ -10,7 +10,9 @@
 //! serves cosine top-k retrieval over precomputed vectors as a fast first stage.
 
 use crate::model::write_tensors;
-use crate::{resolve_base, Batch, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use crate::{
+    card_settings, read_model_dir, resolve_base, Batch, CrossEncoder, Encoded, PairTokenizer,
+};
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ansel_torch::tch::{self, Device, Kind, Tensor};
@@ -232,23 +234,12 @@ impl BiEncoderRanker {
     /// `config.encoder` (default: the directory) and, for classifier scoring, the head from
     /// [`HEAD_FILE`] in the directory.
     pub fn load(dir: &Path, card: &ModelCard) -> Result<BiEncoderRanker> {
-        let settings: BiEncoderSettings =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
-                path: dir.join(ansel_model::CARD_FILE),
-                message: format!("field `config`: {e}"),
-            })?;
-        let enc_dir = encoder_dir(dir, &settings);
-        let (encoder, tokenizer) = load_encoder(&enc_dir)?;
-        let head = match settings.scoring {
-            Scoring::Classifier => Some(BiEncoder::read_head(
-                &dir.join(HEAD_FILE),
-                encoder.config.hidden_size,
-            )?),
-            Scoring::Cosine => None,
-        };
+        // Classifier scoring needs the head (a missing file is an error); cosine ignores it.
+        let classifier = |s: &BiEncoderSettings, _| s.scoring == Scoring::Classifier;
+        let (model, tokenizer, settings, _) = read_bi_dir(dir, card, classifier)?;
         Ok(Self::from_parts(
             card.name.clone(),
-            BiEncoder::new(encoder, head),
+            model,
             tokenizer,
             settings,
         ))
@@ -346,10 +337,32 @@ impl BiEncoderRanker {
 
 /// Loads an encoder (any BERT directory, or a bi-/cross-encoder written by ansel) and its tokenizer.
 pub fn load_encoder(dir: &Path) -> Result<(CrossEncoder, PairTokenizer)> {
-    let config = BertConfig::read(&dir.join("config.json"))?;
-    let (encoder, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
-    let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    let (encoder, tokenizer, _) = read_model_dir(dir)?;
     Ok((encoder, tokenizer))
+}
+
+/// Reads a directory with a `bi-encoder` card: its settings, the encoder and tokenizer from
+/// `config.encoder` (default: the directory) and the classifier head from [`HEAD_FILE`] when
+/// `read_head(settings, the file exists)` says so. Returns the encoder's directory too. The
+/// one loading path of the ranker and the trainer (stage b).
+pub(crate) fn read_bi_dir(
+    dir: &Path,
+    card: &ModelCard,
+    read_head: impl Fn(&BiEncoderSettings, bool) -> bool,
+) -> Result<(BiEncoder, PairTokenizer, BiEncoderSettings, PathBuf)> {
+    let settings: BiEncoderSettings = card_settings(dir, card)?;
+    let enc_dir = encoder_dir(dir, &settings);
+    let (encoder, tokenizer) = load_encoder(&enc_dir)?;
+    let head_path = dir.join(HEAD_FILE);
+    let head = if read_head(&settings, head_path.is_file()) {
+        Some(BiEncoder::read_head(
+            &head_path,
+            encoder.config.hidden_size,
+        )?)
+    } else {
+        None
+    };
+    Ok((BiEncoder::new(encoder, head), tokenizer, settings, enc_dir))
 }
 
 impl Ranker for BiEncoderRanker {

@@ -4,26 +4,25 @@
 //! generic AS2 data; stage (b) starts from a bi-encoder written by stage (a) and trains on
 //! synthetic pairs of the target domain (`ansel adapt`).
 //!
-//! It reuses the cross-encoder trainer's machinery: AdamW, warm-up + linear decay, gradient
-//! clipping, early stopping on dev MAP, and resumable checkpoints swapped in whole. Batches
+//! It runs the training loop shared with the cross-encoder trainer (`run.rs`): AdamW,
+//! warm-up + linear decay, gradient clipping, early stopping on dev MAP, and resumable
+//! checkpoints swapped in whole. Batches
 //! hold whole questions so that each question is encoded once per batch.
 
 use crate::bi_encoder::{
-    encode_sentence, encoder_dir, BiEncoder, BiEncoderSettings, Scoring, BI_KIND, HEAD_FILE,
+    encode_sentence, read_bi_dir, BiEncoder, BiEncoderSettings, Scoring, BI_KIND, HEAD_FILE,
 };
-use crate::train::{
-    clip_gradients, load_weights_into, machine, round, zero_gradients, AdamW, RunState, CHECKPOINT,
+use crate::run::{
+    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunState, Trainee,
 };
-use crate::{resolve_base, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use crate::train::load_weights_into;
+use crate::{resolve_base, Encoded, PairTokenizer};
 use ansel_data::{shuffle_seeded, Question};
-use ansel_eval::{evaluate, Filter};
-use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
-use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
+use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, Kind, Tensor};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Everything a bi-encoder training run needs.
 #[derive(Debug, Clone, Serialize)]
@@ -100,29 +99,12 @@ fn load_base(spec: &str) -> Result<Base> {
     if dir.join(ansel_model::CARD_FILE).is_file() {
         let card = ModelCard::read(dir)?;
         if card.kind == BI_KIND {
-            let settings: BiEncoderSettings =
-                serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
-                    path: dir.join(ansel_model::CARD_FILE),
-                    message: format!("field `config`: {e}"),
-                })?;
-            let enc_dir = encoder_dir(dir, &settings);
-            let (encoder, tok) = crate::bi_encoder::load_encoder(&enc_dir)?;
-            let head_path = dir.join(HEAD_FILE);
-            let head = if head_path.is_file() {
-                Some(BiEncoder::read_head(
-                    &head_path,
-                    encoder.config.hidden_size,
-                )?)
-            } else {
-                None
-            };
-            return Ok((BiEncoder::new(encoder, head), tok, enc_dir, Some(card)));
+            let (model, tok, _, enc_dir) = read_bi_dir(dir, &card, |_, exists| exists)?;
+            return Ok((model, tok, enc_dir, Some(card)));
         }
     }
     let dir = resolve_base(spec)?;
-    let config = BertConfig::read(&dir.join("config.json"))?;
-    let (encoder, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
-    let tok = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    let (encoder, tok) = crate::bi_encoder::load_encoder(&dir)?;
     Ok((BiEncoder::new(encoder, None), tok, dir, None))
 }
 
@@ -239,53 +221,92 @@ fn evaluate_dev(
     max_len: usize,
 ) -> Result<BTreeMap<String, f64>> {
     let scores = score_questions(model, tok, dev, max_len, Scoring::Classifier)?;
-    let report = evaluate(dev, &scores, Filter::Answered);
-    Ok(["P@1", "MAP", "MRR"]
-        .iter()
-        .filter_map(|m| Some((format!("dev {m}"), report.metric(m)?)))
-        .collect())
+    Ok(dev_metrics(dev, &scores))
 }
 
-fn save_model(model: &BiEncoder, out: &Path) -> Result<()> {
-    model
-        .encoder
-        .save(&out.join("model.safetensors"), Kind::Half)?;
-    model.save_head(&out.join(HEAD_FILE))
+/// The bi-encoder's parts of the shared training loop.
+struct BiTrainee<'a> {
+    opts: &'a BiTrainOptions,
+    model: BiEncoder,
+    tok: PairTokenizer,
+    data: Vec<Group>,
+    sizes: Vec<usize>,
+    dev: Vec<Question>,
+    base_card: Option<ModelCard>,
+    pairs: usize,
 }
 
-fn save_checkpoint(dir: &Path, model: &BiEncoder, adam: &AdamW, state: &RunState) -> Result<()> {
-    ansel_model::replace_dir(dir, |d| {
-        model
+impl Trainee for BiTrainee<'_> {
+    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
+        question_batches(
+            &self.sizes,
+            self.opts.batch_size,
+            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+        )
+    }
+
+    fn loss(&self, idx: &[usize]) -> (Tensor, usize) {
+        batch_loss(&self.model, self.tok.pad, &self.data, idx)
+    }
+
+    /// The encoder at the schedule's rate, the head at `head_lr_factor` times it.
+    fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)> {
+        let (head, encoder): (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) = self
+            .model
+            .params()
+            .into_iter()
+            .partition(|(n, _)| n.starts_with("head."));
+        vec![(encoder, 1.0), (head, self.opts.head_lr_factor)]
+    }
+
+    fn evaluate(&self) -> Result<BTreeMap<String, f64>> {
+        if self.dev.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        evaluate_dev(&self.model, &self.tok, &self.dev, self.opts.max_len)
+    }
+
+    fn save_model(&self, out: &Path) -> Result<()> {
+        self.model
             .encoder
-            .save(&d.join("weights.safetensors"), Kind::Float)?;
-        model.save_head(&d.join(HEAD_FILE))?;
-        adam.save(&d.join("optimizer.safetensors"))?;
-        let json = serde_json::to_vec_pretty(state).expect("state serializes");
-        write_atomic(&d.join("state.json"), &json)
-    })
-}
+            .save(&out.join("model.safetensors"), Kind::Half)?;
+        self.model.save_head(&out.join(HEAD_FILE))
+    }
 
-fn load_checkpoint(dir: &Path, model: &mut BiEncoder, adam: &mut AdamW) -> Result<RunState> {
-    let state_path = dir.join("state.json");
-    let bytes = std::fs::read(&state_path).map_err(|e| ModelError::io(&state_path, e))?;
-    let state: RunState = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
-        path: state_path.clone(),
-        message: format!("line {}: {e}", e.line()),
-    })?;
-    load_weights_into(&model.encoder, &dir.join("weights.safetensors"))?;
-    let (w, b) = BiEncoder::read_head(&dir.join(HEAD_FILE), model.encoder.config.hidden_size)?;
-    let params = model.params();
-    tch::no_grad(|| {
-        params["head.weight"].shallow_clone().copy_(&w);
-        params["head.bias"].shallow_clone().copy_(&b);
-    });
-    adam.load(&dir.join("optimizer.safetensors"))?;
-    Ok(state)
+    fn write_card(&self, state: &RunState) -> Result<ModelCard> {
+        write_card(
+            self.opts,
+            state,
+            self.base_card.as_ref(),
+            self.pairs,
+            self.data.len(),
+        )
+    }
+
+    fn save_weights(&self, dir: &Path) -> Result<()> {
+        self.model
+            .encoder
+            .save(&dir.join("weights.safetensors"), Kind::Float)?;
+        self.model.save_head(&dir.join(HEAD_FILE))
+    }
+
+    fn load_weights(&self, dir: &Path) -> Result<()> {
+        load_weights_into(&self.model.encoder, &dir.join("weights.safetensors"))?;
+        let hidden = self.model.encoder.config.hidden_size;
+        let (w, b) = BiEncoder::read_head(&dir.join(HEAD_FILE), hidden)?;
+        let params = self.model.params();
+        tch::no_grad(|| {
+            params["head.weight"].shallow_clone().copy_(&w);
+            params["head.bias"].shallow_clone().copy_(&b);
+        });
+        Ok(())
+    }
 }
 
 /// Trains a bi-encoder and writes the model directory `opts.out` (model.json, config.json,
-/// tokenizer.json, model.safetensors in fp16, head.safetensors, train-log.jsonl, and
-/// checkpoint/ for `--resume`). Dev MAP (classifier scoring) picks the weights kept.
+/// tokenizer.json, model.safetensors in fp16, head.safetensors, train-log.jsonl,
+/// training.svg, and checkpoint/ for `--resume`). Dev MAP (classifier scoring) picks the
+/// weights kept.
 pub fn train_bi_encoder(
     opts: &BiTrainOptions,
     train: &[Question],
@@ -293,23 +314,7 @@ pub fn train_bi_encoder(
 ) -> Result<ModelCard> {
     ansel_torch::init(opts.threads, opts.seed);
     let (mut model, tok, enc_dir, base_card) = load_base(&opts.base)?;
-    let out = &opts.out;
-    std::fs::create_dir_all(out).map_err(|e| ModelError::io(out, e))?;
-    let ckpt = out.join(CHECKPOINT);
-    if !opts.resume && ckpt.join("state.json").exists() {
-        return Err(ModelError::Unsupported {
-            model: BI_KIND.into(),
-            message: format!(
-                "{} holds a checkpoint of an earlier run: pass --resume to continue it, or choose another --out",
-                out.display()
-            ),
-        });
-    }
-    for file in ["config.json", "tokenizer.json"] {
-        let bytes =
-            std::fs::read(enc_dir.join(file)).map_err(|e| ModelError::io(enc_dir.join(file), e))?;
-        write_atomic(&out.join(file), &bytes)?;
-    }
+    prepare_out(&opts.out, BI_KIND, opts.resume, &enc_dir)?;
     let data = groups(&tok, train, opts.max_len)?;
     let pairs: usize = data.iter().map(|g| g.candidates.len()).sum();
     if pairs == 0 {
@@ -328,175 +333,47 @@ pub fn train_bi_encoder(
     if let Some(max) = opts.max_steps {
         total_steps = total_steps.min(max);
     }
-    let schedule = ansel_torch::WarmupLinear {
-        peak: opts.lr,
-        warmup: ((total_steps as f64 * opts.warmup).ceil() as usize).max(1),
-        total: total_steps,
-    };
-    model.set_requires_grad(true);
-    let params = model.params();
-    let mut adam = AdamW::new(&params);
-    let (head_params, encoder_params): (BTreeMap<String, Tensor>, BTreeMap<String, Tensor>) =
-        params
-            .iter()
-            .map(|(n, t)| (n.clone(), t.shallow_clone()))
-            .partition(|(n, _)| n.starts_with("head."));
-    let mut log = TrainingLog::open(out)?;
-    let mut state = if opts.resume {
-        let s = load_checkpoint(&ckpt, &mut model, &mut adam)?;
-        log.append(&serde_json::json!({"event": "resume", "epoch": s.epoch, "step": s.opt_step}))?;
-        s
-    } else {
-        log.append(&serde_json::json!({
-            "event": "start", "options": opts, "train_questions": data.len(), "train_pairs": pairs,
-            "dev_questions": dev.len(), "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
-        }))?;
-        RunState {
-            epoch: 0,
-            batches_done: 0,
-            opt_step: 0,
-            evals: 0,
-            early: EarlyStopping::new(opts.patience),
-            best_metrics: BTreeMap::new(),
-            train_seconds: 0.0,
-            stopped: false,
-        }
-    };
+    let start = serde_json::json!({
+        "event": "start", "options": opts, "train_questions": data.len(), "train_pairs": pairs,
+        "dev_questions": dev.len(), "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
+    });
     eprintln!(
         "training {BI_KIND} on {pairs} pairs of {} questions ({steps_per_epoch} steps of ~{} pairs per epoch, {total_steps} steps in all); dev: {} questions",
         data.len(),
         opts.batch_size,
         dev.len()
     );
-    let started = Instant::now();
-    let seconds_before = state.train_seconds;
-    let elapsed = || seconds_before + started.elapsed().as_secs_f64();
-    let mut progress = Progress::new(total_steps as u64, "train bi-encoder");
-    for _ in 0..state.opt_step {
-        progress.step(0, 0.0);
-    }
-    let (mut window_loss, mut window_pairs, mut window_steps) = (0.0, 0usize, 0usize);
-    let mut window_started = Instant::now();
-    'epochs: while state.epoch < opts.epochs.max(1)
-        && !state.stopped
-        && state.opt_step < total_steps
-    {
-        let batches = question_batches(
-            &sizes,
-            opts.batch_size,
-            opts.seed.wrapping_add(state.epoch as u64 * 7919),
-        );
-        while state.batches_done < batches.len() {
-            let idx = &batches[state.batches_done];
-            let (loss, n) = batch_loss(&model, tok.pad, &data, idx);
-            let loss_value = loss.double_value(&[]);
-            if !loss_value.is_finite() {
-                return Err(ModelError::Backend(format!(
-                    "loss became {loss_value} at step {} (try a lower --lr)",
-                    state.opt_step
-                )));
-            }
-            loss.backward();
-            let grad_norm = clip_gradients(&params, opts.max_grad_norm);
-            let lr = schedule.at(state.opt_step);
-            state.opt_step += 1;
-            adam.step(&encoder_params, lr, opts.weight_decay, state.opt_step);
-            adam.step(
-                &head_params,
-                lr * opts.head_lr_factor,
-                opts.weight_decay,
-                state.opt_step,
-            );
-            zero_gradients(&params);
-            state.batches_done += 1;
-            progress.step(n as u64, loss_value);
-            window_loss += loss_value * n as f64;
-            window_pairs += n;
-            window_steps += 1;
-            let last = state.batches_done == batches.len();
-            if window_steps == 10 || last {
-                let secs = window_started.elapsed().as_secs_f64().max(1e-9);
-                log.append(&serde_json::json!({
-                    "step": state.opt_step, "epoch": state.epoch + 1,
-                    "loss": round(window_loss / window_pairs.max(1) as f64), "lr": lr,
-                    "grad_norm": round(grad_norm), "pairs_per_s": round(window_pairs as f64 / secs),
-                    "elapsed_s": round(elapsed()),
-                }))?;
-                (window_loss, window_pairs, window_steps) = (0.0, 0, 0);
-                window_started = Instant::now();
-            }
-            let at_end = last || state.opt_step >= total_steps;
-            if at_end || (opts.eval_every > 0 && state.opt_step.is_multiple_of(opts.eval_every)) {
-                if last {
-                    state.epoch += 1;
-                    state.batches_done = 0;
-                }
-                let metrics = if dev.is_empty() {
-                    BTreeMap::new()
-                } else {
-                    evaluate_dev(&model, &tok, &dev, opts.max_len)?
-                };
-                state.evals += 1;
-                // Without dev data every evaluation counts as the best (the last weights are kept).
-                let map = metrics
-                    .get("dev MAP")
-                    .copied()
-                    .unwrap_or(state.evals as f64);
-                let better = state.early.observe(state.evals, map);
-                let mut entry = serde_json::json!({"eval": state.evals, "step": state.opt_step,
-                    "best": better, "elapsed_s": round(elapsed())});
-                for (k, v) in &metrics {
-                    entry[k.replace(' ', "_")] = serde_json::json!(round(*v));
-                }
-                log.append(&entry)?;
-                eprintln!(
-                    "eval {}: step {} dev MAP {}{}",
-                    state.evals,
-                    state.opt_step,
-                    metrics
-                        .get("dev MAP")
-                        .map_or("(no dev data)".to_string(), |m| format!("{m:.4}")),
-                    if better { " (best)" } else { "" }
-                );
-                state.train_seconds = elapsed();
-                if better {
-                    state.best_metrics = metrics;
-                    save_model(&model, out)?;
-                    write_card(opts, &state, base_card.as_ref(), pairs, data.len())?;
-                }
-                if state.early.should_stop() {
-                    state.stopped = true;
-                }
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                if state.stopped || state.opt_step >= total_steps {
-                    break 'epochs;
-                }
-                if last {
-                    continue 'epochs;
-                }
-            } else if opts.checkpoint_every > 0
-                && state.opt_step.is_multiple_of(opts.checkpoint_every)
-            {
-                state.train_seconds = elapsed();
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                if opts.interrupt_after == Some(state.opt_step) {
-                    return Err(ModelError::Backend("interrupted (test)".into()));
-                }
-            }
-        }
-        state.epoch += 1;
-        state.batches_done = 0;
-    }
-    progress.finish();
-    state.train_seconds = elapsed();
-    save_checkpoint(&ckpt, &model, &adam, &state)?;
-    let card = write_card(opts, &state, base_card.as_ref(), pairs, data.len())?;
-    log.append(
-        &serde_json::json!({"event": "end", "epochs": state.epoch, "step": state.opt_step,
-        "best_eval": state.early.best_epoch, "best_dev_MAP": state.early.best,
-        "train_seconds": round(state.train_seconds)}),
-    )?;
-    Ok(card)
+    model.set_requires_grad(true);
+    let trainee = BiTrainee {
+        opts,
+        model,
+        tok,
+        data,
+        sizes,
+        dev,
+        base_card,
+        pairs,
+    };
+    run(
+        &trainee,
+        &LoopOptions {
+            label: "train bi-encoder",
+            out: &opts.out,
+            epochs: opts.epochs.max(1),
+            accumulate: 1,
+            total_steps,
+            lr: opts.lr,
+            warmup: opts.warmup,
+            weight_decay: opts.weight_decay,
+            max_grad_norm: opts.max_grad_norm,
+            patience: opts.patience,
+            eval_every: opts.eval_every,
+            checkpoint_every: opts.checkpoint_every,
+            resume: opts.resume,
+            interrupt_after: opts.interrupt_after,
+            start,
+        },
+    )
 }
 
 fn write_card(
@@ -512,49 +389,40 @@ fn write_card(
         batch_size: 64,
         encoder: None,
     };
-    let mut card = ModelCard::new(
-        BI_KIND,
-        &opts.name,
-        serde_json::to_value(&settings).expect("serializes"),
-    );
-    let mut train_data = Vec::new();
-    let mut bases = vec![opts.base.clone()];
-    if let Some(record) = base.and_then(|c| c.training.as_ref()) {
-        train_data.extend(record.train_data.iter().cloned());
-        bases.extend(record.base.iter().cloned());
-    }
-    train_data.push(opts.train_path.clone());
-    card.training = Some(TrainingRecord {
-        train_data,
-        dev_data: Some(opts.dev_path.clone()),
-        hyperparameters: serde_json::json!({
-            "architecture": "Siamese bi-encoder: mean-pooled encoder vectors q, s; softmax classifier on [q; s; |q-s|] (SEDAN 3.2.1)",
-            "loss": "softmax cross-entropy (2 classes)",
-            "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
-            "lr": opts.lr, "head_lr_factor": opts.head_lr_factor, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-            "batch_pairs": opts.batch_size, "epochs": opts.epochs, "max_len": opts.max_len,
-            "weight_decay": opts.weight_decay, "max_grad_norm": opts.max_grad_norm,
-            "max_steps": opts.max_steps, "train_pairs": pairs, "train_questions": questions,
-            "eval_every": opts.eval_every, "patience": opts.patience, "threads": opts.threads,
-            "weights": "encoder fp16, head fp32", "extra": opts.extra,
-        }),
-        seed: opts.seed,
-        epochs_completed: state.epoch,
-        best_epoch: state.early.best_epoch,
-        metrics: state.best_metrics.clone(),
-        train_seconds: round(state.train_seconds),
-        machine: machine(),
-        base: bases,
-    });
-    card.write(&opts.out)?;
-    Ok(card)
+    write_training_card(
+        CardParts {
+            kind: BI_KIND,
+            name: &opts.name,
+            settings: serde_json::to_value(&settings).expect("serializes"),
+            base: &opts.base,
+            base_card: base,
+            train_path: &opts.train_path,
+            dev_path: &opts.dev_path,
+            hyperparameters: serde_json::json!({
+                "architecture": "Siamese bi-encoder: mean-pooled encoder vectors q, s; softmax classifier on [q; s; |q-s|] (SEDAN 3.2.1)",
+                "loss": "softmax cross-entropy (2 classes)",
+                "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
+                "lr": opts.lr, "head_lr_factor": opts.head_lr_factor, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
+                "batch_pairs": opts.batch_size, "epochs": opts.epochs, "max_len": opts.max_len,
+                "weight_decay": opts.weight_decay, "max_grad_norm": opts.max_grad_norm,
+                "max_steps": opts.max_steps, "train_pairs": pairs, "train_questions": questions,
+                "eval_every": opts.eval_every, "patience": opts.patience, "threads": opts.threads,
+                "weights": "encoder fp16, head fp32", "extra": opts.extra,
+            }),
+            seed: opts.seed,
+            out: &opts.out,
+        },
+        state,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::bi_encoder::{BiEncoderRanker, SentenceVectors};
+    use crate::run::CHECKPOINT;
     use crate::train::tests::{questions, tiny_base, weights};
+    use ansel_model::train::TrainingLog;
     use ansel_model::Ranker;
 
     fn options(base: &Path, out: &Path) -> BiTrainOptions {

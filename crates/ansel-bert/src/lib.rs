@@ -20,6 +20,7 @@ mod config;
 mod model;
 mod plot;
 mod ranker;
+mod run;
 mod tokenize;
 pub mod train;
 
@@ -34,6 +35,28 @@ pub use tokenize::{Encoded, PairTokenizer};
 
 use ansel_model::{ModelError, Result};
 use std::path::{Path, PathBuf};
+
+/// Reads a BERT model directory: the encoder (`config.json`, `model.safetensors`), its
+/// tokenizer (`tokenizer.json`) and the names of the parameters the weights lacked
+/// (initialised randomly: a fresh classifier or pooler). The one loading path of the
+/// cross-encoder and bi-encoder, rankers and trainers alike.
+pub(crate) fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<String>)> {
+    let config = BertConfig::read(&dir.join("config.json"))?;
+    let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+    let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    Ok((model, tokenizer, initialised))
+}
+
+/// A card's `config` read as a model's settings; the error names the card and the field.
+pub(crate) fn card_settings<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    card: &ansel_model::ModelCard,
+) -> Result<T> {
+    serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+        path: dir.join(ansel_model::CARD_FILE),
+        message: format!("field `config`: {e}"),
+    })
+}
 
 /// The files a BERT model directory needs.
 const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];

@@ -387,19 +387,7 @@ impl CrossEncoder {
     }
 }
 
-/// Writes named tensors as safetensors, atomically.
-pub(crate) fn write_tensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".tmp-{}-{name}", std::process::id()));
-    Tensor::write_safetensors(tensors, &tmp).map_err(|e| ModelError::Backend(e.to_string()))?;
-    std::fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| ModelError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| ModelError::io(path, e))
-}
+pub(crate) use ansel_torch::write_tensors;
 
 fn init_tensor(name: &str, shape: &[i64]) -> Tensor {
     let opts = (Kind::Float, Device::Cpu);

@@ -1,4 +1,6 @@
-use crate::{resolve_base, Batch, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use crate::{
+    card_settings, read_model_dir, resolve_base, Batch, CrossEncoder, Encoded, PairTokenizer,
+};
 use ansel_data::{Candidate, Question};
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ansel_torch::tch::{self, Kind};
@@ -90,20 +92,14 @@ pub struct CrossEncoderRanker {
 impl CrossEncoderRanker {
     /// Loads a model directory written by `ansel train --model cross-encoder`.
     pub fn load(dir: &Path, card: &ModelCard) -> Result<CrossEncoderRanker> {
-        let settings: CrossEncoderSettings =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
-                path: dir.join(ansel_model::CARD_FILE),
-                message: format!("field `config`: {e}"),
-            })?;
-        let config = BertConfig::read(&dir.join("config.json"))?;
-        let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+        let settings: CrossEncoderSettings = card_settings(dir, card)?;
+        let (model, tokenizer, initialised) = read_model_dir(dir)?;
         if !initialised.is_empty() {
             return Err(ModelError::Format {
                 path: dir.join("model.safetensors"),
                 message: format!("trained model lacks {}", initialised.join(", ")),
             });
         }
-        let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
         Ok(CrossEncoderRanker {
             name: card.name.clone(),
             model: Mutex::new(model),
@@ -115,13 +111,11 @@ impl CrossEncoderRanker {
     /// Loads a Hugging Face BERT directory as an untrained cross-encoder (random head);
     /// for throughput checks.
     pub fn from_base(spec: &str, settings: CrossEncoderSettings) -> Result<CrossEncoderRanker> {
-        let dir = resolve_base(spec)?;
-        let config = BertConfig::read(&dir.join("config.json"))?;
-        let (model, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
+        let (model, tokenizer, _) = read_model_dir(&resolve_base(spec)?)?;
         Ok(CrossEncoderRanker {
             name: spec.to_string(),
             model: Mutex::new(model),
-            tokenizer: PairTokenizer::read(&dir.join("tokenizer.json"))?,
+            tokenizer,
             settings,
         })
     }

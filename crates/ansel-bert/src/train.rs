@@ -2,26 +2,27 @@
 //! decoupled weight decay, linear warm-up then linear decay, gradient clipping, dynamic
 //! padding with length bucketing, gradient accumulation, dev-MAP evaluation with early
 //! stopping, and checkpoints (weights + optimizer moments + position) that survive kill -9.
+//! The loop itself is `run.rs`, shared with the bi-encoder trainer; the optimizer is
+//! [`ansel_torch::AdamW`].
 //!
 //! TANDA (transfer then adapt) is two runs: the first on a large AS2 set from a pretrained
 //! encoder, the second with `base` = the first run's output directory. The second run's
 //! record lists both data sets and both bases.
 
-use crate::model::write_tensors;
 use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
+pub(crate) use crate::run::RunState;
+use crate::run::{
+    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee,
+};
 use crate::{
-    resolve_base, training_svg, Batch, BertConfig, CrossEncoder, Encoded, InputMode, PairTokenizer,
-    KIND,
+    read_model_dir, resolve_base, Batch, CrossEncoder, Encoded, InputMode, PairTokenizer, KIND,
 };
 use ansel_data::{shuffle_seeded, Question};
-use ansel_eval::{evaluate, Filter};
-use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
-use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
+use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, Kind, Tensor};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Everything a fine-tuning run needs.
 #[derive(Debug, Clone, Serialize)]
@@ -95,140 +96,6 @@ impl TrainOptions {
     }
 }
 
-pub(crate) const CHECKPOINT: &str = "checkpoint";
-
-/// Where a run stands; saved with every checkpoint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RunState {
-    pub(crate) epoch: usize,
-    /// Micro-batches of `epoch` already consumed.
-    pub(crate) batches_done: usize,
-    pub(crate) opt_step: usize,
-    pub(crate) evals: usize,
-    pub(crate) early: EarlyStopping,
-    pub(crate) best_metrics: BTreeMap<String, f64>,
-    pub(crate) train_seconds: f64,
-    pub(crate) stopped: bool,
-}
-
-pub(crate) struct AdamW {
-    m: BTreeMap<String, Tensor>,
-    v: BTreeMap<String, Tensor>,
-}
-
-impl AdamW {
-    const B1: f64 = 0.9;
-    const B2: f64 = 0.999;
-    const EPS: f64 = 1e-8;
-
-    pub(crate) fn new(params: &BTreeMap<String, Tensor>) -> AdamW {
-        let zeros = || {
-            params
-                .iter()
-                .map(|(n, p)| (n.clone(), p.zeros_like().detach()))
-                .collect()
-        };
-        AdamW {
-            m: zeros(),
-            v: zeros(),
-        }
-    }
-
-    /// One step at learning rate `lr` (`step` counts from 1); no decay for biases and LayerNorm.
-    pub(crate) fn step(
-        &mut self,
-        params: &BTreeMap<String, Tensor>,
-        lr: f64,
-        wd: f64,
-        step: usize,
-    ) {
-        let bc1 = 1.0 - Self::B1.powi(step as i32);
-        let bc2 = 1.0 - Self::B2.powi(step as i32);
-        tch::no_grad(|| {
-            for (name, p) in params {
-                let g = p.grad();
-                if !g.defined() {
-                    continue;
-                }
-                let (Some(m), Some(v)) = (self.m.get_mut(name), self.v.get_mut(name)) else {
-                    continue;
-                };
-                let _ = m.g_mul_scalar_(Self::B1);
-                let _ = m.g_add_(&(&g * (1.0 - Self::B1)));
-                let _ = v.g_mul_scalar_(Self::B2);
-                let _ = v.g_add_(&(&g * &g * (1.0 - Self::B2)));
-                let mut p = p.shallow_clone();
-                if wd > 0.0 && !(name.ends_with(".bias") || name.contains("LayerNorm")) {
-                    let _ = p.g_mul_scalar_(1.0 - lr * wd);
-                }
-                let denom = (&*v / bc2).sqrt() + Self::EPS;
-                let update = (&*m / bc1) / denom * lr;
-                let _ = p.g_sub_(&update);
-            }
-        });
-    }
-
-    pub(crate) fn save(&self, path: &Path) -> Result<()> {
-        let mut all: Vec<(String, Tensor)> = Vec::new();
-        for (n, t) in &self.m {
-            all.push((format!("m.{n}"), t.shallow_clone()));
-        }
-        for (n, t) in &self.v {
-            all.push((format!("v.{n}"), t.shallow_clone()));
-        }
-        write_tensors(path, &all)
-    }
-
-    pub(crate) fn load(&mut self, path: &Path) -> Result<()> {
-        let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let mut found: BTreeMap<String, Tensor> = file.into_iter().collect();
-        for (prefix, map) in [("m", &mut self.m), ("v", &mut self.v)] {
-            for (n, t) in map.iter_mut() {
-                let key = format!("{prefix}.{n}");
-                let saved = found.remove(&key).ok_or_else(|| ModelError::Format {
-                    path: path.to_path_buf(),
-                    message: format!("tensor `{key}` is missing"),
-                })?;
-                *t = saved.to_kind(Kind::Float);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Scales gradients so that their global L2 norm is at most `max_norm`; returns the norm.
-pub(crate) fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
-    tch::no_grad(|| {
-        let grads: Vec<Tensor> = params
-            .values()
-            .map(|p| p.grad())
-            .filter(|g| g.defined())
-            .collect();
-        let total: f64 = grads
-            .iter()
-            .map(|g| g.square().sum(Kind::Float).double_value(&[]))
-            .sum::<f64>()
-            .sqrt();
-        if max_norm > 0.0 && total > max_norm {
-            let scale = max_norm / (total + 1e-6);
-            for mut g in grads {
-                let _ = g.g_mul_scalar_(scale);
-            }
-        }
-        total
-    })
-}
-
-pub(crate) fn zero_gradients(params: &BTreeMap<String, Tensor>) {
-    for p in params.values() {
-        let mut p = p.shallow_clone();
-        p.zero_grad();
-    }
-}
-
 /// Groups pair indices into micro-batches of similar length (dynamic padding with length
 /// bucketing): a seeded shuffle, pools of 50 batches sorted by length, then the batches shuffled.
 pub fn bucketed_batches(lengths: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
@@ -261,9 +128,7 @@ type Base = (
 /// the parameters initialised randomly.
 fn load_base(spec: &str) -> Result<Base> {
     let dir = resolve_base(spec)?;
-    let config = BertConfig::read(&dir.join("config.json"))?;
-    let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
-    let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    let (model, tokenizer, initialised) = read_model_dir(&dir)?;
     let card = if dir.join(ansel_model::CARD_FILE).is_file() {
         let card = ModelCard::read(&dir)?;
         (card.kind == KIND).then_some(card)
@@ -351,20 +216,73 @@ fn evaluate_dev(
             s
         })
         .collect();
-    let report = evaluate(&dev.0, &scores, Filter::Answered);
-    ["P@1", "MAP", "MRR"]
-        .iter()
-        .filter_map(|m| Some((format!("dev {m}"), report.metric(m)?)))
-        .collect()
+    dev_metrics(&dev.0, &scores)
 }
 
-pub(crate) fn machine() -> String {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    format!(
-        "{cores}-core {} CPU, libtorch {}",
-        std::env::consts::ARCH,
-        "2.13 (tch 0.26)"
-    )
+/// The cross-encoder's parts of the shared training loop.
+struct CrossTrainee<'a> {
+    opts: &'a TrainOptions,
+    model: CrossEncoder,
+    pad: i64,
+    pairs: Pairs,
+    lengths: Vec<usize>,
+    dev: (Vec<Question>, Vec<Encoded>),
+    base_card: Option<ModelCard>,
+}
+
+impl Trainee for CrossTrainee<'_> {
+    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
+        bucketed_batches(
+            &self.lengths,
+            self.opts.batch_size,
+            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+        )
+    }
+
+    fn loss(&self, idx: &[usize]) -> (Tensor, usize) {
+        let refs: Vec<&Encoded> = idx.iter().map(|&i| &self.pairs.items[i]).collect();
+        let labels: Vec<f32> = idx.iter().map(|&i| self.pairs.labels[i]).collect();
+        let logits = self.model.logits(&Batch::new(&refs, self.pad), true);
+        let loss = ansel_torch::pointwise_bce(&logits, &Tensor::from_slice(&labels));
+        (loss, idx.len())
+    }
+
+    fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)> {
+        let params = self.model.params();
+        let all = params
+            .iter()
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .collect();
+        vec![(all, 1.0)]
+    }
+
+    fn evaluate(&self) -> Result<BTreeMap<String, f64>> {
+        Ok(tch::no_grad(|| {
+            evaluate_dev(&self.model, self.pad, &self.dev)
+        }))
+    }
+
+    fn save_model(&self, out: &Path) -> Result<()> {
+        self.model.save(&out.join("model.safetensors"), Kind::Half)
+    }
+
+    fn write_card(&self, state: &RunState) -> Result<ModelCard> {
+        write_card(
+            self.opts,
+            state,
+            self.base_card.as_ref(),
+            self.pairs.items.len(),
+        )
+    }
+
+    fn save_weights(&self, dir: &Path) -> Result<()> {
+        self.model
+            .save(&dir.join("weights.safetensors"), Kind::Float)
+    }
+
+    fn load_weights(&self, dir: &Path) -> Result<()> {
+        load_weights_into(&self.model, &dir.join("weights.safetensors"))
+    }
 }
 
 /// Fine-tunes a cross-encoder and writes the model directory `opts.out`
@@ -373,24 +291,7 @@ pub(crate) fn machine() -> String {
 pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Result<ModelCard> {
     ansel_torch::init(opts.threads, opts.seed);
     let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.base)?;
-    let out = &opts.out;
-    std::fs::create_dir_all(out).map_err(|e| ModelError::io(out, e))?;
-    let ckpt = out.join(CHECKPOINT);
-    if !opts.resume && ckpt.join("state.json").exists() {
-        return Err(ModelError::Unsupported {
-            model: KIND.into(),
-            message: format!(
-                "{} holds a checkpoint of an earlier run: pass --resume to continue it, or choose another --out",
-                out.display()
-            ),
-        });
-    }
-    for file in ["config.json", "tokenizer.json"] {
-        let bytes = std::fs::read(base_dir.join(file))
-            .map_err(|e| ModelError::io(base_dir.join(file), e))?;
-        write_atomic(&out.join(file), &bytes)?;
-    }
-
+    prepare_out(&opts.out, KIND, opts.resume, &base_dir)?;
     let pairs = training_pairs(&tok, train, opts)?;
     let dev_set = dev_set(&tok, dev, opts)?;
     let lengths: Vec<usize> = pairs.items.iter().map(Encoded::len).collect();
@@ -401,46 +302,13 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     if let Some(max) = opts.max_steps {
         total_steps = total_steps.min(max);
     }
-    let schedule = ansel_torch::WarmupLinear {
-        peak: opts.lr,
-        warmup: ((total_steps as f64 * opts.warmup).ceil() as usize).max(1),
-        total: total_steps,
-    };
-
-    model.set_requires_grad(true);
-    let mut adam = AdamW::new(model.params());
-    let mut state = RunState {
-        epoch: 0,
-        batches_done: 0,
-        opt_step: 0,
-        evals: 0,
-        early: EarlyStopping::new(opts.patience),
-        best_metrics: BTreeMap::new(),
-        train_seconds: 0.0,
-        stopped: false,
-    };
-    let mut log = TrainingLog::open(out)?;
-    if opts.resume {
-        let state_path = ckpt.join("state.json");
-        let bytes = std::fs::read(&state_path).map_err(|e| ModelError::io(&state_path, e))?;
-        state = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
-            path: state_path.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
-        load_weights_into(&model, &ckpt.join("weights.safetensors"))?;
-        adam.load(&ckpt.join("optimizer.safetensors"))?;
-        log.append(
-            &serde_json::json!({"event": "resume", "epoch": state.epoch, "step": state.opt_step}),
-        )?;
-    } else {
-        log.append(&serde_json::json!({
-            "event": "start", "options": opts, "train_pairs": pairs.items.len(),
-            "positives": pairs.labels.iter().filter(|&&l| l > 0.5).count(),
-            "dev_questions": dev_set.0.len(), "dev_pairs": dev_set.1.len(),
-            "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
-            "initialised_randomly": initialised,
-        }))?;
-    }
+    let start = serde_json::json!({
+        "event": "start", "options": opts, "train_pairs": pairs.items.len(),
+        "positives": pairs.labels.iter().filter(|&&l| l > 0.5).count(),
+        "dev_questions": dev_set.0.len(), "dev_pairs": dev_set.1.len(),
+        "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
+        "initialised_randomly": initialised,
+    });
     eprintln!(
         "training {} on {} pairs ({} micro-batches of {} per epoch, {} optimizer steps in all); dev: {} questions",
         KIND,
@@ -450,154 +318,36 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
         total_steps,
         dev_set.0.len()
     );
-
-    let params = model.params();
-    let started = Instant::now();
-    let seconds_before = state.train_seconds;
-    let elapsed = |state_secs: f64| state_secs + started.elapsed().as_secs_f64();
-    let mut progress = Progress::new(total_steps as u64, "train");
-    for _ in 0..state.opt_step {
-        progress.step(0, 0.0);
-    }
-    let mut window_loss = 0.0;
-    let mut window_pairs = 0usize;
-    let mut window_started = Instant::now();
-    let mut window_steps = 0usize;
-
-    'epochs: while state.epoch < opts.epochs && !state.stopped && state.opt_step < total_steps {
-        let batches = bucketed_batches(
-            &lengths,
-            opts.batch_size,
-            opts.seed.wrapping_add(state.epoch as u64 * 7919),
-        );
-        let mut step_loss = 0.0;
-        let mut step_pairs = 0usize;
-        let mut micro = 0usize;
-        while state.batches_done < batches.len() {
-            let idx = &batches[state.batches_done];
-            let refs: Vec<&Encoded> = idx.iter().map(|&i| &pairs.items[i]).collect();
-            let labels: Vec<f32> = idx.iter().map(|&i| pairs.labels[i]).collect();
-            let batch = Batch::new(&refs, tok.pad);
-            let logits = model.logits(&batch, true);
-            let loss = ansel_torch::pointwise_bce(&logits, &Tensor::from_slice(&labels));
-            let loss_value = loss.double_value(&[]);
-            if !loss_value.is_finite() {
-                return Err(ModelError::Backend(format!(
-                    "loss became {loss_value} at step {} (try a lower --lr)",
-                    state.opt_step
-                )));
-            }
-            (loss / accumulate as f64).backward();
-            step_loss += loss_value * idx.len() as f64;
-            step_pairs += idx.len();
-            micro += 1;
-            state.batches_done += 1;
-            let last = state.batches_done == batches.len();
-            if micro < accumulate && !last {
-                continue;
-            }
-            micro = 0;
-            let grad_norm = clip_gradients(params, opts.max_grad_norm);
-            let lr = schedule.at(state.opt_step);
-            state.opt_step += 1;
-            adam.step(params, lr, opts.weight_decay, state.opt_step);
-            zero_gradients(params);
-            let mean = step_loss / step_pairs.max(1) as f64;
-            progress.step(step_pairs as u64, mean);
-            window_loss += step_loss;
-            window_pairs += step_pairs;
-            window_steps += 1;
-            step_loss = 0.0;
-            step_pairs = 0;
-            if window_steps == 10 || last {
-                let secs = window_started.elapsed().as_secs_f64().max(1e-9);
-                log.append(&serde_json::json!({
-                    "step": state.opt_step, "epoch": state.epoch + 1,
-                    "loss": round(window_loss / window_pairs.max(1) as f64),
-                    "lr": lr, "grad_norm": round(grad_norm),
-                    "pairs_per_s": round(window_pairs as f64 / secs),
-                    "elapsed_s": round(elapsed(seconds_before)),
-                }))?;
-                window_loss = 0.0;
-                window_pairs = 0;
-                window_steps = 0;
-                window_started = Instant::now();
-            }
-            let at_end = last || state.opt_step >= total_steps;
-            let eval_now =
-                at_end || (opts.eval_every > 0 && state.opt_step.is_multiple_of(opts.eval_every));
-            if eval_now {
-                if last {
-                    state.epoch += 1;
-                    state.batches_done = 0;
-                }
-                state.train_seconds = elapsed(seconds_before);
-                let metrics = tch::no_grad(|| evaluate_dev(&model, tok.pad, &dev_set));
-                state.evals += 1;
-                let map = metrics.get("dev MAP").copied().unwrap_or(0.0);
-                let better = state.early.observe(state.evals, map);
-                let mut entry = serde_json::json!({"eval": state.evals, "step": state.opt_step,
-                    "epoch": state.epoch as f64 + if last { 0.0 } else { state.batches_done as f64 / batches.len() as f64 },
-                    "best": better, "elapsed_s": round(elapsed(seconds_before))});
-                for (k, v) in &metrics {
-                    entry[k.replace(' ', "_")] = serde_json::json!(round(*v));
-                }
-                log.append(&entry)?;
-                eprintln!(
-                    "eval {}: step {} dev MAP {map:.4}{}",
-                    state.evals,
-                    state.opt_step,
-                    if better { " (best)" } else { "" }
-                );
-                if better {
-                    state.best_metrics = metrics;
-                    model.save(&out.join("model.safetensors"), Kind::Half)?;
-                    write_card(opts, &state, base_card.as_ref(), pairs.items.len())?;
-                }
-                if state.early.should_stop() {
-                    state.stopped = true;
-                }
-                state.train_seconds = elapsed(seconds_before);
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                let _ = write_atomic(
-                    &out.join("training.svg"),
-                    training_svg(&TrainingLog::read(out)?).as_bytes(),
-                );
-                if state.stopped || state.opt_step >= total_steps {
-                    break 'epochs;
-                }
-                if last {
-                    continue 'epochs;
-                }
-            } else if opts.checkpoint_every > 0
-                && state.opt_step.is_multiple_of(opts.checkpoint_every)
-            {
-                state.train_seconds = elapsed(seconds_before);
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                if opts.interrupt_after == Some(state.opt_step) {
-                    return Err(ModelError::Backend("interrupted (test)".into()));
-                }
-            }
-        }
-        // An epoch that ended on a resumed, already-finished position.
-        state.epoch += 1;
-        state.batches_done = 0;
-    }
-    progress.finish();
-    state.train_seconds = elapsed(seconds_before);
-    save_checkpoint(&ckpt, &model, &adam, &state)?;
-    let card = write_card(opts, &state, base_card.as_ref(), pairs.items.len())?;
-    log.append(&serde_json::json!({"event": "end", "epochs": state.epoch, "step": state.opt_step,
-        "best_eval": state.early.best_epoch, "best_dev_MAP": state.early.best, "train_seconds": round(state.train_seconds)}))?;
-    write_atomic(
-        &out.join("training.svg"),
-        training_svg(&TrainingLog::read(out)?).as_bytes(),
-    )?;
-    Ok(card)
-}
-
-pub(crate) fn round(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+    model.set_requires_grad(true);
+    let trainee = CrossTrainee {
+        opts,
+        model,
+        pad: tok.pad,
+        pairs,
+        lengths,
+        dev: dev_set,
+        base_card,
+    };
+    run(
+        &trainee,
+        &LoopOptions {
+            label: "train",
+            out: &opts.out,
+            epochs: opts.epochs,
+            accumulate,
+            total_steps,
+            lr: opts.lr,
+            warmup: opts.warmup,
+            weight_decay: opts.weight_decay,
+            max_grad_norm: opts.max_grad_norm,
+            patience: opts.patience,
+            eval_every: opts.eval_every,
+            checkpoint_every: opts.checkpoint_every,
+            resume: opts.resume,
+            interrupt_after: opts.interrupt_after,
+            start,
+        },
+    )
 }
 
 pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
@@ -622,16 +372,6 @@ pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()>
     })
 }
 
-fn save_checkpoint(dir: &Path, model: &CrossEncoder, adam: &AdamW, state: &RunState) -> Result<()> {
-    // Written into a fresh directory swapped in whole, so a kill leaves the old or the new one.
-    ansel_model::replace_dir(dir, |d| {
-        model.save(&d.join("weights.safetensors"), Kind::Float)?;
-        adam.save(&d.join("optimizer.safetensors"))?;
-        let json = serde_json::to_vec_pretty(state).expect("state serializes");
-        write_atomic(&d.join("state.json"), &json)
-    })
-}
-
 fn write_card(
     opts: &TrainOptions,
     state: &RunState,
@@ -643,49 +383,41 @@ fn write_card(
         max_len: opts.max_len,
         batch_size: 32,
     };
-    let mut card = ModelCard::new(
-        KIND,
-        &opts.name,
-        serde_json::to_value(&settings).expect("serializes"),
-    );
-    let mut train_data = Vec::new();
-    let mut bases = vec![opts.base.clone()];
-    if let Some(record) = base.and_then(|c| c.training.as_ref()) {
-        train_data.extend(record.train_data.iter().cloned());
-        bases.extend(record.base.iter().cloned());
-    }
-    train_data.push(opts.train_path.clone());
-    card.training = Some(TrainingRecord {
-        train_data,
-        dev_data: Some(opts.dev_path.clone()),
-        hyperparameters: serde_json::json!({
-            "loss": "pointwise BCE", "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
-            "lr": opts.lr, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-            "batch_size": opts.batch_size, "accumulate": opts.accumulate,
-            "effective_batch": opts.batch_size * opts.accumulate, "epochs": opts.epochs,
-            "max_len": opts.max_len, "input": opts.input, "weight_decay": opts.weight_decay,
-            "max_grad_norm": opts.max_grad_norm, "dropout": "from config.json",
-            "answered_only": opts.answered_only, "max_pairs": opts.max_pairs, "max_steps": opts.max_steps,
-            "train_pairs": pairs, "eval_every": opts.eval_every, "patience": opts.patience,
-            "threads": opts.threads, "weights": "fp16",
-        }),
-        seed: opts.seed,
-        epochs_completed: state.epoch,
-        best_epoch: state.early.best_epoch,
-        metrics: state.best_metrics.clone(),
-        train_seconds: round(state.train_seconds),
-        machine: machine(),
-        base: bases,
-    });
-    card.write(&opts.out)?;
-    Ok(card)
+    write_training_card(
+        CardParts {
+            kind: KIND,
+            name: &opts.name,
+            settings: serde_json::to_value(&settings).expect("serializes"),
+            base: &opts.base,
+            base_card: base,
+            train_path: &opts.train_path,
+            dev_path: &opts.dev_path,
+            hyperparameters: serde_json::json!({
+                "loss": "pointwise BCE", "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
+                "lr": opts.lr, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
+                "batch_size": opts.batch_size, "accumulate": opts.accumulate,
+                "effective_batch": opts.batch_size * opts.accumulate, "epochs": opts.epochs,
+                "max_len": opts.max_len, "input": opts.input, "weight_decay": opts.weight_decay,
+                "max_grad_norm": opts.max_grad_norm, "dropout": "from config.json",
+                "answered_only": opts.answered_only, "max_pairs": opts.max_pairs, "max_steps": opts.max_steps,
+                "train_pairs": pairs, "eval_every": opts.eval_every, "patience": opts.patience,
+                "threads": opts.threads, "weights": "fp16",
+            }),
+            seed: opts.seed,
+            out: &opts.out,
+        },
+        state,
+    )
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::run::CHECKPOINT;
     use crate::tokenize::tests::tiny_tokenizer_json;
+    use crate::BertConfig;
     use ansel_data::Candidate;
+    use ansel_model::train::TrainingLog;
 
     /// A tiny random BERT written as a Hugging Face directory (no downloaded weights).
     pub(crate) fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {

@@ -1,10 +1,16 @@
 //! Training with early stopping on dev MAP, a checkpoint per epoch and resumption.
 //!
-//! While training, `<out>.training/` holds the log, the last and the best
-//! weights and `state.json`; `--resume` continues from there. At the end the
-//! model directory `<out>` is replaced as a whole (model.json, best weights,
-//! vocabulary, training log) and the work directory is removed, so `<out>` is
-//! always a complete model, old or new.
+//! While training, `<out>.training/` holds the log, the vocabulary, the best
+//! weights and `checkpoint/` (the last weights, the AdamW moments and
+//! `state.json`, swapped in whole after every epoch). `--resume` continues from
+//! there exactly: the weights, the optimizer's moments and step (so the
+//! schedule position), the early-stopping state, the data order (a function of
+//! the seed and the epoch) and the dropout RNG (re-seeded from the seed and the
+//! epoch at the start of every epoch after the first) are all restored, so 1 epoch + resume
+//! trains the same model as 2 epochs in one go. At the end the model directory
+//! `<out>` is replaced as a whole (model.json, best weights, vocabulary,
+//! training log) and the work directory is removed, so `<out>` is always a
+//! complete model, old or new.
 
 use crate::batch::{Batch, EncodedQuestion, Limits};
 use crate::ranker::{chunks_of_pairs, Loaded, WEIGHTS};
@@ -14,8 +20,7 @@ use ansel_data::{shuffle_seeded, Question};
 use ansel_eval::{evaluate, Filter};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::tch::{nn, nn::OptimizerConfig};
-use ansel_torch::{listwise_kl, pointwise_bce, WarmupLinear};
+use ansel_torch::{listwise_kl, pointwise_bce, AdamW, WarmupLinear};
 use ansel_vectors::{VectorSource, WordVectors};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -49,6 +54,9 @@ pub struct TrainOptions {
     pub limits: Limits,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
+    /// Tests only: fail as if killed right after the checkpoint of this epoch.
+    #[doc(hidden)]
+    pub interrupt_after: Option<usize>,
 }
 
 impl TrainOptions {
@@ -79,6 +87,7 @@ impl TrainOptions {
                 candidate_tokens: 60,
             },
             keep_checkpoint: false,
+            interrupt_after: None,
         }
     }
 }
@@ -104,9 +113,18 @@ struct State {
     dev_metrics: std::collections::BTreeMap<String, f64>,
 }
 
+const CHECKPOINT: &str = "checkpoint";
 const STATE: &str = "state.json";
 const LAST: &str = "last.safetensors";
+const OPTIMIZER: &str = "optimizer.safetensors";
 const BEST: &str = "best.safetensors";
+
+/// The seed of libtorch's RNG (dropout) for `epoch` (2 on): a function of the run's seed and
+/// the epoch alone, so that a resumed epoch draws the masks an uninterrupted run would.
+fn epoch_seed(seed: u64, epoch: usize) -> i64 {
+    (seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ (epoch as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        as i64
+}
 
 fn work_dir(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
@@ -141,7 +159,8 @@ pub fn train_with_vectors(
     let work = work_dir(&opts.out);
     let lr = opts.lr.unwrap_or(opts.loss.default_lr());
     let hyperparameters = serde_json::json!({
-        "epochs": opts.epochs, "lr": lr, "batch_pairs": opts.batch_pairs, "optimizer": "adam",
+        "epochs": opts.epochs, "lr": lr, "batch_pairs": opts.batch_pairs,
+        "optimizer": "adam (ansel_torch::AdamW, weight decay 0; moments saved with each checkpoint)",
         "schedule": "linear warm-up (10%) then linear decay", "patience": opts.patience,
         "extra_vocab": opts.extra_vocab, "threads": opts.threads,
     });
@@ -209,9 +228,11 @@ pub fn train_with_vectors(
         warmup: (total / 10).max(1),
         total,
     };
-    let mut optimizer = nn::Adam::default()
-        .build(&loaded.vs, lr)
-        .map_err(ansel_torch::backend)?;
+    let params = ansel_torch::trainable(&loaded.vs);
+    let mut optimizer = AdamW::new(&params);
+    if opts.resume {
+        optimizer.load(&work.join(CHECKPOINT).join(OPTIMIZER))?;
+    }
     let mut log = TrainingLog::open(&work)?;
     let mut progress = Progress::new(
         total.saturating_sub(state.step) as u64,
@@ -222,6 +243,11 @@ pub fn train_with_vectors(
             break;
         }
         let started = Instant::now();
+        if epoch > 1 {
+            // Epoch 1 draws on from the seeding in `init` (as before this was resumable); a
+            // run can only resume at a later epoch, which re-seeds from the seed and itself.
+            ansel_torch::tch::manual_seed(epoch_seed(opts.seed, epoch));
+        }
         order.sort_unstable();
         shuffle_seeded(
             &mut order,
@@ -238,8 +264,9 @@ pub fn train_with_vectors(
                 ),
                 Loss::Listwise => listwise_kl(&logits, &batch.labels, &batch.list_mask),
             };
-            optimizer.set_lr(schedule.at(state.step));
-            optimizer.backward_step(&loss);
+            ansel_torch::zero_gradients(&params);
+            loss.backward();
+            optimizer.step(&params, schedule.at(state.step), 0.0, state.step + 1);
             let loss = loss.double_value(&[]);
             if !loss.is_finite() {
                 return Err(ModelError::Backend(format!(
@@ -264,13 +291,21 @@ pub fn train_with_vectors(
                 .map(|(name, value)| (format!("dev {name}"), value))
                 .collect();
         }
-        ansel_torch::save_vars(&loaded.vs, &work.join(LAST))?;
         log.append(&serde_json::json!({
             "epoch": epoch, "step": state.step, "train_loss": loss_sum / batches.max(1) as f64,
             "dev_map": dev_map, "dev_mrr": report.metric("MRR"), "seconds": state.seconds,
         }))?;
-        let json = serde_json::to_vec_pretty(&state).expect("state serializes");
-        write_atomic(&work.join(STATE), &json)?;
+        // Weights, moments and position in one directory swapped in whole: a kill leaves
+        // the previous epoch's checkpoint or this one, never a mix.
+        replace_dir(&work.join(CHECKPOINT), |dir| {
+            ansel_torch::save_vars(&loaded.vs, &dir.join(LAST))?;
+            optimizer.save(&dir.join(OPTIMIZER))?;
+            let json = serde_json::to_vec_pretty(&state).expect("state serializes");
+            write_atomic(&dir.join(STATE), &json)
+        })?;
+        if opts.interrupt_after == Some(epoch) {
+            return Err(ModelError::Backend("interrupted (test)".into()));
+        }
     }
     progress.finish();
     finish(opts, &work, &config, &state, parameters)?;
@@ -287,7 +322,16 @@ pub fn train_with_vectors(
 }
 
 fn resume(work: &Path, opts: &TrainOptions) -> Result<(ModelConfig, Vocabulary, Loaded, State)> {
-    let path = work.join(STATE);
+    let ckpt = work.join(CHECKPOINT);
+    if !ckpt.join(STATE).is_file() && work.join(STATE).is_file() {
+        return Err(ModelError::Format {
+            path: work.join(STATE),
+            message: "written by an older ansel that did not save the optimizer's moments; \
+                      train again without --resume"
+                .into(),
+        });
+    }
+    let path = ckpt.join(STATE);
     let bytes = std::fs::read(&path).map_err(|e| {
         ModelError::io(
             &path,
@@ -310,7 +354,7 @@ fn resume(work: &Path, opts: &TrainOptions) -> Result<(ModelConfig, Vocabulary, 
     }
     let vocab = Vocabulary::read(work)?;
     let mut loaded = Loaded::new(&state.config);
-    ansel_torch::load_vars(&mut loaded.vs, &work.join(LAST))?;
+    ansel_torch::load_vars(&mut loaded.vs, &ckpt.join(LAST))?;
     Ok((state.config.clone(), vocab, loaded, state))
 }
 

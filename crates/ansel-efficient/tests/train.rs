@@ -6,7 +6,16 @@ use ansel_efficient::{
 };
 use ansel_eval::{evaluate, Filter};
 use ansel_model::{ModelCard, Ranker};
+use ansel_torch::tch;
 use ansel_vectors::WordVectors;
+
+/// libtorch's RNG is one per process and the tests run on threads of one process: a test
+/// that seeds it (every training run does) or draws from it (dropout) holds this lock, so
+/// that another test's run cannot reseed or advance it halfway through.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn question(id: &str, text: &str, candidates: &[(&str, bool)]) -> Question {
     Question {
@@ -111,6 +120,7 @@ fn map(ranker: &dyn Ranker, data: &[Question]) -> f64 {
 
 #[test]
 fn every_architecture_and_loss_fits_the_toy_questions_and_reloads() {
+    let _serial = serial();
     let data = toy();
     let vectors = vectors(&data);
     let cases = [
@@ -151,6 +161,7 @@ fn every_architecture_and_loss_fits_the_toy_questions_and_reloads() {
 
 #[test]
 fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
+    let _serial = serial();
     // Padding must not leak into a question's scores, through the BiRNN's
     // backward pass in particular.
     let data = toy();
@@ -177,6 +188,7 @@ fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
 
 #[test]
 fn resuming_without_a_run_is_a_clear_error() {
+    let _serial = serial();
     let data = toy();
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(
@@ -197,6 +209,7 @@ fn resuming_without_a_run_is_a_clear_error() {
 
 #[test]
 fn a_resumed_run_continues_from_its_last_epoch() {
+    let _serial = serial();
     let data = toy();
     let vectors = vectors(&data);
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +218,10 @@ fn a_resumed_run_continues_from_its_last_epoch() {
     opts.epochs = 2;
     opts.keep_checkpoint = true;
     train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
-    assert!(dir.path().join("model.training/state.json").is_file());
+    assert!(dir
+        .path()
+        .join("model.training/checkpoint/state.json")
+        .is_file());
     opts.epochs = 4;
     opts.resume = true;
     opts.keep_checkpoint = false;
@@ -229,4 +245,100 @@ fn a_resumed_run_continues_from_its_last_epoch() {
         "one log line per epoch, across the resumption"
     );
     assert!(!dir.path().join("model.training").exists());
+}
+
+/// The last weights of a run kept with `keep_checkpoint`.
+fn last_weights(out: &std::path::Path) -> std::collections::BTreeMap<String, tch::Tensor> {
+    let work = out.with_file_name("model.training");
+    ansel_torch::read_tensors(&work.join("checkpoint/last.safetensors")).unwrap()
+}
+
+fn largest_gap(
+    a: &std::collections::BTreeMap<String, tch::Tensor>,
+    b: &std::collections::BTreeMap<String, tch::Tensor>,
+) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .map(|(name, t)| (t - &b[name]).abs().max().double_value(&[]))
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn killed_after_an_epoch_and_resumed_trains_the_same_weights_as_an_uninterrupted_run() {
+    let _serial = serial();
+    let data = toy();
+    let vectors = vectors(&data);
+    let dir = tempfile::tempdir().unwrap();
+    let setup = |name: &str| {
+        let out = dir.path().join(name).join("model");
+        let mut opts = options(
+            Architecture::Cosinenet,
+            Loss::Listwise,
+            RnnKind::Birnn,
+            &out,
+        );
+        opts.epochs = 3;
+        // Dropout on: the resumed epochs must draw the masks the uninterrupted run drew.
+        opts.dropout = 0.3;
+        opts.keep_checkpoint = true;
+        opts
+    };
+    let full = setup("full");
+    train_with_vectors(&full, Some(&vectors), &data, &data).unwrap();
+    let straight = last_weights(&full.out);
+
+    // Killed right after epoch 1's checkpoint, then resumed (without vectors).
+    let resumed = |name: &str, damage: fn(&std::path::Path)| {
+        let mut opts = setup(name);
+        opts.interrupt_after = Some(1);
+        assert!(train_with_vectors(&opts, Some(&vectors), &data, &data).is_err());
+        damage(
+            &opts
+                .out
+                .with_file_name("model.training/checkpoint/optimizer.safetensors"),
+        );
+        opts.interrupt_after = None;
+        opts.resume = true;
+        let summary = train_with_vectors(&opts, None, &data, &data).unwrap();
+        assert_eq!(summary.epochs, 3);
+        last_weights(&opts.out)
+    };
+    let gap = largest_gap(&straight, &resumed("cut", |_| {}));
+    assert!(gap < 1e-6, "resumed run differs by {gap}");
+
+    // The same resumption with Adam's moments reset to zero (what tch's nn::Adam did) does
+    // not reproduce the run: the test would notice moments that are not restored.
+    let reset = |path: &std::path::Path| {
+        let zeros: Vec<(String, tch::Tensor)> = ansel_torch::read_tensors(path)
+            .unwrap()
+            .into_iter()
+            .map(|(n, t)| (n, t.zeros_like()))
+            .collect();
+        ansel_torch::write_tensors(path, &zeros).unwrap();
+    };
+    let gap = largest_gap(&straight, &resumed("reset", reset));
+    assert!(
+        gap > 1e-4,
+        "fresh moments should change the weights ({gap})"
+    );
+}
+
+#[test]
+fn a_work_directory_without_saved_moments_is_refused_by_name() {
+    let _serial = serial();
+    let data = toy();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    let work = dir.path().join("model.training");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("state.json"), "{}").unwrap();
+    let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
+    opts.resume = true;
+    let err = train_with_vectors(&opts, None, &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("state.json") && err.contains("moments"),
+        "{err}"
+    );
 }

@@ -1,13 +1,19 @@
 //! libtorch plumbing shared by ansel's neural models (through the `tch`
 //! crate): thread and seed set-up, checkpoints written atomically, the
-//! warm-up + linear-decay learning-rate schedule, and the point-wise and
-//! list-wise AS2 losses.
+//! warm-up + linear-decay learning-rate schedule, the point-wise and
+//! list-wise AS2 losses, and [`AdamW`], the optimizer every checkpointing
+//! trainer uses (its moments are saved, so `--resume` continues exactly).
 
 use ansel_model::{ModelError, Result};
 use std::path::Path;
 use tch::{nn, Kind, Tensor};
 
 pub use tch;
+
+pub mod optim;
+pub use optim::{
+    clip_gradients, no_decay, read_tensors, trainable, write_tensors, zero_gradients, AdamW,
+};
 
 /// Uses `threads` intra-op threads (0: all cores) and seeds libtorch's RNG.
 pub fn init(threads: usize, seed: u64) {
