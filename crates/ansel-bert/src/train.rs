@@ -111,7 +111,8 @@ pub(crate) struct RunState {
     pub(crate) stopped: bool,
 }
 
-pub(crate) struct AdamW {
+/// AdamW over named parameters (shared by every transformer trainer).
+pub struct AdamW {
     m: BTreeMap<String, Tensor>,
     v: BTreeMap<String, Tensor>,
 }
@@ -121,7 +122,7 @@ impl AdamW {
     const B2: f64 = 0.999;
     const EPS: f64 = 1e-8;
 
-    pub(crate) fn new(params: &BTreeMap<String, Tensor>) -> AdamW {
+    pub fn new(params: &BTreeMap<String, Tensor>) -> AdamW {
         let zeros = || {
             params
                 .iter()
@@ -135,13 +136,7 @@ impl AdamW {
     }
 
     /// One step at learning rate `lr` (`step` counts from 1); no decay for biases and LayerNorm.
-    pub(crate) fn step(
-        &mut self,
-        params: &BTreeMap<String, Tensor>,
-        lr: f64,
-        wd: f64,
-        step: usize,
-    ) {
+    pub fn step(&mut self, params: &BTreeMap<String, Tensor>, lr: f64, wd: f64, step: usize) {
         let bc1 = 1.0 - Self::B1.powi(step as i32);
         let bc2 = 1.0 - Self::B2.powi(step as i32);
         tch::no_grad(|| {
@@ -168,7 +163,7 @@ impl AdamW {
         });
     }
 
-    pub(crate) fn save(&self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: &Path) -> Result<()> {
         let mut all: Vec<(String, Tensor)> = Vec::new();
         for (n, t) in &self.m {
             all.push((format!("m.{n}"), t.shallow_clone()));
@@ -179,7 +174,7 @@ impl AdamW {
         write_tensors(path, &all)
     }
 
-    pub(crate) fn load(&mut self, path: &Path) -> Result<()> {
+    pub fn load(&mut self, path: &Path) -> Result<()> {
         let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -200,7 +195,7 @@ impl AdamW {
 }
 
 /// Scales gradients so that their global L2 norm is at most `max_norm`; returns the norm.
-pub(crate) fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
+pub fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -> f64 {
     tch::no_grad(|| {
         let grads: Vec<Tensor> = params
             .values()
@@ -222,7 +217,8 @@ pub(crate) fn clip_gradients(params: &BTreeMap<String, Tensor>, max_norm: f64) -
     })
 }
 
-pub(crate) fn zero_gradients(params: &BTreeMap<String, Tensor>) {
+/// Clears every parameter's gradient.
+pub fn zero_gradients(params: &BTreeMap<String, Tensor>) {
     for p in params.values() {
         let mut p = p.shallow_clone();
         p.zero_grad();
@@ -358,7 +354,8 @@ fn evaluate_dev(
         .collect()
 }
 
-pub(crate) fn machine() -> String {
+/// The machine a run trained on, for its card.
+pub fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!(
         "{cores}-core {} CPU, libtorch {}",
@@ -596,11 +593,13 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     Ok(card)
 }
 
-pub(crate) fn round(x: f64) -> f64 {
+/// Rounds to 6 decimals (logs and cards).
+pub fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
+/// Copies saved weights (Hugging Face names, with or without `bert.`) into `model`.
+pub fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
     let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
         path: path.to_path_buf(),
         message: e.to_string(),
