@@ -13,7 +13,7 @@ use ansel_bert::train::{
 };
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::tch::{self, Kind};
+use ansel_torch::tch::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -428,7 +428,7 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
 mod tests {
     use super::*;
     use ansel_bert::{BertConfig, CrossEncoder};
-    use ansel_torch::tch::Tensor;
+    use ansel_torch::tch::{self, Tensor};
 
     const WORDS: [&str; 25] = [
         "[PAD]",

@@ -130,12 +130,17 @@ fn fields(line: &str) -> Vec<&str> {
     line.split('\t').collect()
 }
 
+/// An open `<QApairs>`: id, line, question tokens once read, candidates so far.
+type OpenPair = (String, usize, Option<Vec<String>>, Vec<SpanCandidate>);
+/// An open block: kind, line, and its content lines with their numbers.
+type OpenBlock = (Block, usize, Vec<(usize, String)>);
+
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<SpanQuestion>, DataError> {
     let err = |line: usize, message: String| DataError::malformed(path, Some(line), None, message);
     let mut questions: Vec<SpanQuestion> = Vec::new();
     // The open QApairs (its id and line) and the open block (kind, line, content lines).
-    let mut pair: Option<(String, usize, Option<Vec<String>>, Vec<SpanCandidate>)> = None;
-    let mut block: Option<(Block, usize, Vec<(usize, String)>)> = None;
+    let mut pair: Option<OpenPair> = None;
+    let mut block: Option<OpenBlock> = None;
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
