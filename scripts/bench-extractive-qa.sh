@@ -46,8 +46,9 @@ c = json.load(open(f"{d}/model.json"))
 t = c["training"]; h = t["hyperparameters"]
 m = ", ".join(f"{k} {v:.3f}" for k, v in sorted(t["metrics"].items()))
 print(f"- `{d}` ({c['name']}): {h['data']}; {h['train_examples']} training examples, "
-      f"{t['epochs_completed']} epoch(s), lr {h['lr']}, batch {h['batch_size']}, seed {t['seed']}, "
-      f"{t['train_seconds']:.0f} s on {t['machine']}; best dev: {m}.")
+      f"{t['epochs_completed']} epoch(s), lr {h['lr']}, batch {h['batch_size']} x {h['accumulate']} accumulated, "
+      f"seed {t['seed']}, base {t['base'][0]}, {t['train_seconds']:.0f} s on {t['machine']}; best dev: {m}"
+      + (" (on synthetic dev questions, not comparable with the gold dev F1)" if "synthetic" in h["data"] else "") + ".")
 PY
   done
 } >"$out"

@@ -160,7 +160,7 @@ const FUNCTION_WORDS: &[&str] = &[
 pub fn capitalised_or_numeric_span(question: &str, tokens: &[String]) -> Option<(usize, usize)> {
     let asked: Vec<String> = question
         .split_whitespace()
-        .map(|w| normalize_answer(w))
+        .map(normalize_answer)
         .filter(|w| !w.is_empty())
         .collect();
     let fits = |t: &str| {

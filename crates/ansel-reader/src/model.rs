@@ -348,12 +348,13 @@ fn best_span(
     max_tokens: usize,
 ) -> Option<(usize, usize, f32)> {
     let mut best: Option<(usize, usize, f32)> = None;
-    for a in 0..start.len().min(end.len()) {
-        for b in a..end.len() {
+    let n = start.len().min(end.len());
+    for (a, &s) in start.iter().enumerate().take(n) {
+        for (b, &e) in end.iter().enumerate().take(n).skip(a) {
             if inp.token[b] + 1 - inp.token[a] > max_tokens.max(1) {
                 break;
             }
-            let score = start[a] + end[b];
+            let score = s + e;
             if best.is_none_or(|(_, _, s)| score > s) {
                 best = Some((a, b, score));
             }

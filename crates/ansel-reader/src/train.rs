@@ -127,12 +127,12 @@ pub fn evaluate(model: &SpanExtractor, dev: &[SpanExample]) -> Result<BTreeMap<S
     ]))
 }
 
+/// Inputs, gold (start, end) among selectable tokens, and the number of examples dropped.
+type Encoded = (Vec<SpanInput>, Vec<(i64, i64)>, usize);
+
 /// Encoded training examples with their gold (start, end) among selectable tokens; examples
 /// whose span the length limit cuts are dropped (counted in the second value).
-fn encode_examples(
-    model: &SpanExtractor,
-    examples: &[SpanExample],
-) -> Result<(Vec<SpanInput>, Vec<(i64, i64)>, usize)> {
+fn encode_examples(model: &SpanExtractor, examples: &[SpanExample]) -> Result<Encoded> {
     let mut inputs = Vec::new();
     let mut gold = Vec::new();
     let mut dropped = 0;
