@@ -105,11 +105,13 @@ pub(crate) fn prepare_out(out: &Path, kind: &str, resume: bool, base_dir: &Path)
     Ok(())
 }
 
-pub(crate) fn round(x: f64) -> f64 {
+/// Rounds to 6 decimals (logs and cards).
+pub fn round(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-pub(crate) fn machine() -> String {
+/// The machine a run trained on, for its card.
+pub fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!(
         "{cores}-core {} CPU, libtorch {}",

@@ -11,6 +11,8 @@
 
 use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
 pub(crate) use crate::run::RunState;
+/// Shared with other trainers built on the encoder (e.g. ansel-reader's span extractor).
+pub use crate::run::{machine, round};
 use crate::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee,
 };
@@ -350,7 +352,8 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     )
 }
 
-pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
+/// Copies saved weights (Hugging Face names, with or without `bert.`) into `model`.
+pub fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
     let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
         path: path.to_path_buf(),
         message: e.to_string(),

@@ -51,6 +51,8 @@ enum Command {
     BenchServer(commands::bench_server::BenchServerArgs),
     /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
     EqagLatency(commands::eqag::LatencyArgs),
+    /// Extractive QA benchmark: exact match and token F1 of answer spans read from ranked sentences.
+    EvalExtract(commands::extract::EvalExtractArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::CassieBench(args) => commands::cassie::bench(args),
         Command::Explain(args) => commands::cassie::explain(args),
         Command::EqagLatency(args) => commands::eqag::latency(args),
+        Command::EvalExtract(args) => commands::extract::run_eval(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

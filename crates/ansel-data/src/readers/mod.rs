@@ -1,6 +1,7 @@
 //! One module per source format. Each reader turns raw bytes into questions and
 //! reports malformed input with the file, line and field; none of them panics.
 
+pub mod jacana;
 pub mod jsonl;
 pub mod selqa;
 pub mod squad;

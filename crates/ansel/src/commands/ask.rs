@@ -1,6 +1,6 @@
 use super::cascade::CascadeArgs;
 use ansel_answer::{Answers, Ask};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use std::time::Duration;
 
@@ -17,29 +17,83 @@ pub struct AskArgs {
     /// Print the answers as one JSON object.
     #[arg(long)]
     json: bool,
+    /// A span extractor directory (`ansel train --model span-extractor`): print the answer
+    /// span it extracts from each answer sentence (`"extracted"` in --json).
+    #[arg(long)]
+    extract: Option<std::path::PathBuf>,
     /// The question (several words are joined with spaces).
     #[arg(required = true, num_args = 1..)]
     question: Vec<String>,
 }
 
 pub fn run(args: AskArgs) -> Result<()> {
+    let extractor = args
+        .extract
+        .as_deref()
+        .map(|dir| {
+            ansel_reader::SpanExtractor::open(dir)
+                .with_context(|| format!("cannot load --extract {}", dir.display()))
+        })
+        .transpose()?;
     let answerer = args.cascade.answerer()?;
     let answers = answerer.ask(&Ask {
         question: args.question.join(" "),
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
     })?;
+    let extracted = match &extractor {
+        Some(model) => extract(model, &answers)?,
+        None => Vec::new(),
+    };
     if args.json {
-        println!("{}", serde_json::to_string(&answers)?);
+        let mut value = serde_json::to_value(&answers)?;
+        if let Some(list) = value.get_mut("answers").and_then(|a| a.as_array_mut()) {
+            for (answer, span) in list.iter_mut().zip(&extracted) {
+                answer["extracted"] = serde_json::json!(span);
+            }
+        }
+        println!("{}", serde_json::to_string(&value)?);
     } else {
-        print!("{}", render(&answers));
+        print!("{}", render(&answers, &extracted));
     }
     Ok(())
 }
 
+/// The span the extractor reads in each answer sentence, as a slice of the sentence's text.
+fn extract(model: &ansel_reader::SpanExtractor, answers: &Answers) -> Result<Vec<Option<String>>> {
+    let words: Vec<Vec<(usize, usize)>> = answers
+        .answers
+        .iter()
+        .map(|a| ansel_reader::split_words(&a.sentence.text))
+        .collect();
+    let tokens: Vec<Vec<String>> = answers
+        .answers
+        .iter()
+        .zip(&words)
+        .map(|(a, w)| {
+            w.iter()
+                .map(|&(s, e)| a.sentence.text[s..e].to_string())
+                .collect()
+        })
+        .collect();
+    let items: Vec<(&str, &[String])> = tokens
+        .iter()
+        .map(|t| (answers.question.as_str(), t.as_slice()))
+        .collect();
+    let found = model.extract_all(&items, 16)?;
+    Ok(found
+        .into_iter()
+        .zip(answers.answers.iter().zip(&words))
+        .map(|(x, (a, w))| {
+            let x = x?;
+            Some(a.sentence.text[w[x.start].0..w[x.end - 1].1].to_string())
+        })
+        .collect())
+}
+
 /// Answers for a terminal: score, title, document and sentence number, then
 /// the sentence between its neighbours.
-fn render(answers: &Answers) -> String {
+fn render(answers: &Answers, extracted: &[Option<String>]) -> String {
     let mut out = format!("Q: {}\n", answers.question);
     if answers.answers.is_empty() {
         out.push_str("no sentence in the index shares a word with the question\n");
@@ -58,6 +112,9 @@ fn render(answers: &Answers) -> String {
             out.push_str(&format!("     {prev}\n"));
         }
         out.push_str(&format!("  >> {}\n", s.text));
+        if let Some(Some(span)) = extracted.get(rank) {
+            out.push_str(&format!("     answer: {span}\n"));
+        }
         if let Some(next) = &s.next {
             out.push_str(&format!("     {next}\n"));
         }

@@ -10,6 +10,7 @@ pub mod eqag;
 pub mod eval;
 pub mod eval_ask;
 pub mod eval_trec;
+pub mod extract;
 pub mod index;
 pub mod rank;
 pub mod serve;

@@ -42,6 +42,8 @@ pub struct TrainArgs {
     pub cassie: super::cassie::CassieArgs,
     #[command(flatten)]
     pub eqag: super::eqag::EqagArgs,
+    #[command(flatten)]
+    pub reader: super::extract::ReaderArgs,
 }
 
 /// Options of `--model cross-encoder` (a BERT-family encoder fine-tuned on pairs).
@@ -110,6 +112,7 @@ const TRAINERS: &[(&str, Trainer)] = &[
     (ansel_cassie::KIND, super::cassie::train_cassie),
     (ansel_bert::BI_KIND, train_bi_encoder),
     (ansel_graph::KIND, super::eqag::train),
+    (ansel_reader::KIND, super::extract::train_span_extractor),
 ];
 
 /// Copies the common and transformer options onto the options of a transformer trainer
