@@ -11,11 +11,11 @@
 
 use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
 pub(crate) use crate::run::RunState;
-/// Shared with other trainers built on the encoder (e.g. ansel-reader's span extractor).
-pub use crate::run::{machine, round};
 use crate::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee,
 };
+/// Shared with other trainers built on the encoder (e.g. ansel-reader's span extractor).
+pub use crate::run::{machine, round};
 use crate::{
     read_model_dir, resolve_base, Batch, CrossEncoder, Encoded, InputMode, PairTokenizer, KIND,
 };

@@ -9,10 +9,10 @@
 use crate::model::{SpanInput, HEAD_FILE};
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
 use ansel_bert::train::{bucketed_batches, load_weights_into, machine, round};
-use ansel_torch::{clip_gradients, zero_gradients, AdamW};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
 use ansel_torch::tch::Kind;
+use ansel_torch::{clip_gradients, zero_gradients, AdamW};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
