@@ -13,6 +13,8 @@
 //! - [`BiEncoder`] is SEDAN's Siamese bi-encoder (mean-pooled vectors, classifier on
 //!   `[q ; s ; |q - s|]` or cosine); [`BiEncoderRanker`] serves it, [`bi_train`] trains it,
 //!   [`SentenceVectors`] is cosine top-k over precomputed vectors.
+//! - [`run`] is the training loop these trainers share (and ansel-reader's span extractor):
+//!   a trainer implements [`run::Trainee`] and calls [`run::run`].
 
 pub mod bi_encoder;
 pub mod bi_train;
@@ -20,7 +22,9 @@ mod config;
 mod model;
 mod plot;
 mod ranker;
-mod run;
+pub mod run;
+#[doc(hidden)]
+pub mod testing;
 mod tokenize;
 pub mod train;
 

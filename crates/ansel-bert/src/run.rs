@@ -6,7 +6,10 @@
 //! point resumes exactly where its last checkpoint left it.
 //!
 //! A trainer supplies what is its own through [`Trainee`]: its batches, forward pass and
-//! loss, parameter groups, dev evaluation, and how its weights and card are written.
+//! loss, parameter groups, dev evaluation, the dev metric that picks the weights kept
+//! ([`Trainee::selection_metric`], `dev MAP` unless it says otherwise), and how its weights
+//! and card are written. The module is public so that trainers in other crates (ansel-reader's
+//! span extractor) run the same loop.
 
 use crate::training_svg;
 use ansel_data::Question;
@@ -21,26 +24,27 @@ use std::path::Path;
 use std::time::Instant;
 
 /// The checkpoint directory inside a model directory.
-pub(crate) const CHECKPOINT: &str = "checkpoint";
+pub const CHECKPOINT: &str = "checkpoint";
 const STATE: &str = "state.json";
 const OPTIMIZER: &str = "optimizer.safetensors";
 
 /// Where a run stands; saved with every checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RunState {
-    pub(crate) epoch: usize,
+pub struct RunState {
+    pub epoch: usize,
     /// Micro-batches of `epoch` already consumed.
-    pub(crate) batches_done: usize,
-    pub(crate) opt_step: usize,
-    pub(crate) evals: usize,
-    pub(crate) early: EarlyStopping,
-    pub(crate) best_metrics: BTreeMap<String, f64>,
-    pub(crate) train_seconds: f64,
-    pub(crate) stopped: bool,
+    pub batches_done: usize,
+    pub opt_step: usize,
+    pub evals: usize,
+    pub early: EarlyStopping,
+    /// The dev metrics of the weights kept.
+    pub best_metrics: BTreeMap<String, f64>,
+    pub train_seconds: f64,
+    pub stopped: bool,
 }
 
 /// The model-specific parts of a training run.
-pub(crate) trait Trainee {
+pub trait Trainee {
     /// The micro-batches of `epoch` (0-based), as lists of example indices; a function of
     /// the seed and the epoch, so that a resumed epoch sees the same order.
     fn batches(&self, epoch: usize) -> Vec<Vec<usize>>;
@@ -48,8 +52,18 @@ pub(crate) trait Trainee {
     fn loss(&self, batch: &[usize]) -> (Tensor, usize);
     /// The parameters, in groups that each learn at the schedule's rate times a factor.
     fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)>;
-    /// Dev metrics (`dev MAP` picks the weights kept; none: every evaluation is the best).
+    /// Dev metrics ([`Trainee::selection_metric`] picks the weights kept; absent: every
+    /// evaluation is the best).
     fn evaluate(&self) -> Result<BTreeMap<String, f64>>;
+    /// The dev metric (a key of [`Trainee::evaluate`]) that picks the weights kept and
+    /// drives early stopping; it also names the log's `best_<metric>` field.
+    fn selection_metric(&self) -> &str {
+        "dev MAP"
+    }
+    /// Whether the run writes `training.svg` (loss and dev MAP by step) next to its log.
+    fn writes_plot(&self) -> bool {
+        true
+    }
     /// Writes the weights to keep (the model directory's own files) into `out`.
     fn save_model(&self, out: &Path) -> Result<()>;
     /// Writes the model card for the run as it stands.
@@ -61,7 +75,7 @@ pub(crate) trait Trainee {
 }
 
 /// The settings of the shared loop.
-pub(crate) struct LoopOptions<'a> {
+pub struct LoopOptions<'a> {
     /// The progress bar's label.
     pub label: &'a str,
     pub out: &'a Path,
@@ -86,7 +100,7 @@ pub(crate) struct LoopOptions<'a> {
 
 /// Refuses to overwrite an earlier run's checkpoint without `--resume`, creates `out` and
 /// copies the base's `config.json` and `tokenizer.json` into it.
-pub(crate) fn prepare_out(out: &Path, kind: &str, resume: bool, base_dir: &Path) -> Result<()> {
+pub fn prepare_out(out: &Path, kind: &str, resume: bool, base_dir: &Path) -> Result<()> {
     std::fs::create_dir_all(out).map_err(|e| ModelError::io(out, e))?;
     if !resume && out.join(CHECKPOINT).join(STATE).exists() {
         return Err(ModelError::Unsupported {
@@ -122,7 +136,7 @@ pub fn machine() -> String {
 
 /// The dev metrics both trainers log and keep: P@1, MAP and MRR over the answered questions,
 /// named `dev <metric>`.
-pub(crate) fn dev_metrics(questions: &[Question], scores: &[Vec<f32>]) -> BTreeMap<String, f64> {
+pub fn dev_metrics(questions: &[Question], scores: &[Vec<f32>]) -> BTreeMap<String, f64> {
     let report = evaluate(questions, scores, Filter::Answered);
     ["P@1", "MAP", "MRR"]
         .iter()
@@ -131,7 +145,7 @@ pub(crate) fn dev_metrics(questions: &[Question], scores: &[Vec<f32>]) -> BTreeM
 }
 
 /// What a trained transformer's card holds besides the run's state.
-pub(crate) struct CardParts<'a> {
+pub struct CardParts<'a> {
     pub kind: &'a str,
     pub name: &'a str,
     /// The model's settings (the card's `config`).
@@ -148,7 +162,7 @@ pub(crate) struct CardParts<'a> {
 }
 
 /// Writes the card of a run as it stands into `parts.out`.
-pub(crate) fn write_training_card(parts: CardParts, state: &RunState) -> Result<ModelCard> {
+pub fn write_training_card(parts: CardParts, state: &RunState) -> Result<ModelCard> {
     let mut card = ModelCard::new(parts.kind, parts.name, parts.settings);
     let mut train_data = Vec::new();
     let mut bases = vec![parts.base.to_string()];
@@ -211,7 +225,7 @@ fn write_plot(out: &Path) -> Result<()> {
 
 /// Trains `task` (fresh, or from its checkpoint with `opts.resume`) and returns the card of
 /// the weights kept.
-pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
+pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
     let out = opts.out;
     let ckpt = out.join(CHECKPOINT);
     let total_steps = opts.total_steps;
@@ -221,6 +235,7 @@ pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard>
         total: total_steps,
     };
     let accumulate = opts.accumulate.max(1);
+    let metric = task.selection_metric();
     let groups = task.groups();
     let params = all_params(&groups);
     let mut adam = AdamW::new(&params);
@@ -308,11 +323,8 @@ pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard>
                 let metrics = task.evaluate()?;
                 state.evals += 1;
                 // Without dev data every evaluation counts as the best (the last weights are kept).
-                let map = metrics
-                    .get("dev MAP")
-                    .copied()
-                    .unwrap_or(state.evals as f64);
-                let better = state.early.observe(state.evals, map);
+                let selected = metrics.get(metric).copied().unwrap_or(state.evals as f64);
+                let better = state.early.observe(state.evals, selected);
                 let epoch = state.epoch as f64
                     + if last {
                         0.0
@@ -326,11 +338,11 @@ pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard>
                 }
                 log.append(&entry)?;
                 eprintln!(
-                    "eval {}: step {} dev MAP {}{}",
+                    "eval {}: step {} {metric} {}{}",
                     state.evals,
                     state.opt_step,
                     metrics
-                        .get("dev MAP")
+                        .get(metric)
                         .map_or("(no dev data)".to_string(), |m| format!("{m:.4}")),
                     if better { " (best)" } else { "" }
                 );
@@ -344,7 +356,9 @@ pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard>
                     state.stopped = true;
                 }
                 save_checkpoint(&ckpt, task, &adam, &state)?;
-                let _ = write_plot(out);
+                if task.writes_plot() {
+                    let _ = write_plot(out);
+                }
                 if state.stopped || state.opt_step >= total_steps {
                     break 'epochs;
                 }
@@ -369,12 +383,27 @@ pub(crate) fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard>
     state.train_seconds = elapsed();
     save_checkpoint(&ckpt, task, &adam, &state)?;
     let card = task.write_card(&state)?;
-    log.append(
-        &serde_json::json!({"event": "end", "epochs": state.epoch, "step": state.opt_step,
-        "best_eval": state.early.best_epoch, "best_dev_MAP": state.early.best,
-        "train_seconds": round(state.train_seconds)}),
-    )?;
-    write_plot(out)?;
+    // `best_dev_MAP` for the rankers, `best_dev_F1` for the span extractor.
+    let mut end = serde_json::Map::new();
+    end.insert("event".into(), "end".into());
+    end.insert("epochs".into(), state.epoch.into());
+    end.insert("step".into(), state.opt_step.into());
+    end.insert(
+        "best_eval".into(),
+        serde_json::json!(state.early.best_epoch),
+    );
+    end.insert(
+        format!("best_{}", metric.replace(' ', "_")),
+        serde_json::json!(state.early.best),
+    );
+    end.insert(
+        "train_seconds".into(),
+        serde_json::json!(round(state.train_seconds)),
+    );
+    log.append(&serde_json::Value::Object(end))?;
+    if task.writes_plot() {
+        write_plot(out)?;
+    }
     Ok(card)
 }
 
@@ -535,6 +564,10 @@ mod tests {
         assert_eq!(card.epochs_completed, 3);
         assert!(card.metrics.contains_key("dev MAP"));
         assert!(a.join("training.svg").is_file());
+        // The default selection metric keeps the rankers' field names.
+        let end = TrainingLog::read(&a).unwrap().pop().unwrap();
+        assert_eq!(end["event"], "end");
+        assert!(end["best_dev_MAP"].is_f64(), "{end}");
     }
 
     #[test]

@@ -169,57 +169,7 @@ impl PairTokenizer {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    /// A WordPiece tokenizer.json over a handful of words, for tests that must not need
-    /// downloaded files.
-    pub fn tiny_tokenizer_json() -> String {
-        let words = [
-            "[PAD]",
-            "[UNK]",
-            "[CLS]",
-            "[SEP]",
-            "[MASK]",
-            "who",
-            "wrote",
-            "hamlet",
-            "?",
-            "shakespeare",
-            "it",
-            "was",
-            "written",
-            "by",
-            "william",
-            "a",
-            "play",
-            "the",
-            "is",
-            "##s",
-            "tragedy",
-            ".",
-            "denmark",
-            "in",
-            "set",
-        ];
-        let vocab: serde_json::Map<String, serde_json::Value> = words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
-            .collect();
-        serde_json::json!({
-            "version": "1.0",
-            "truncation": null,
-            "padding": null,
-            "added_tokens": [],
-            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
-                            "strip_accents": null, "lowercase": true},
-            "pre_tokenizer": {"type": "BertPreTokenizer"},
-            "post_processor": null,
-            "decoder": null,
-            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                      "max_input_chars_per_word": 100, "vocab": vocab}
-        })
-        .to_string()
-    }
+    use crate::testing::tiny_tokenizer_json;
 
     pub fn tiny_tokenizer(dir: &Path) -> PairTokenizer {
         let path = dir.join("tokenizer.json");

@@ -417,31 +417,9 @@ fn write_card(
 pub(crate) mod tests {
     use super::*;
     use crate::run::CHECKPOINT;
-    use crate::tokenize::tests::tiny_tokenizer_json;
-    use crate::BertConfig;
+    pub(crate) use crate::testing::tiny_base;
     use ansel_data::Candidate;
     use ansel_model::train::TrainingLog;
-
-    /// A tiny random BERT written as a Hugging Face directory (no downloaded weights).
-    pub(crate) fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
-        let base = dir.join("base");
-        std::fs::create_dir_all(&base).unwrap();
-        let mut config = BertConfig::tiny(25);
-        config.hidden_dropout_prob = dropout;
-        config.attention_probs_dropout_prob = dropout;
-        std::fs::write(
-            base.join("config.json"),
-            serde_json::to_vec(&config).unwrap(),
-        )
-        .unwrap();
-        std::fs::write(base.join("tokenizer.json"), tiny_tokenizer_json()).unwrap();
-        tch::manual_seed(3);
-        let model = CrossEncoder::random(config).unwrap();
-        model
-            .save(&base.join("model.safetensors"), Kind::Float)
-            .unwrap();
-        base
-    }
 
     pub(crate) fn questions() -> Vec<Question> {
         let q = |id: &str, text: &str, cands: &[(&str, bool)]| Question {

@@ -89,7 +89,7 @@ impl SpanExtractor {
         let config = BertConfig::read(&dir.join("config.json"))?;
         let (encoder, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
         let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
-        let mut model = SpanExtractor::new(encoder, tokenizer, settings);
+        let model = SpanExtractor::new(encoder, tokenizer, settings);
         let had_head = dir.join(HEAD_FILE).is_file();
         if had_head {
             model.load_head(&dir.join(HEAD_FILE))?;
@@ -126,7 +126,7 @@ impl SpanExtractor {
         Self::load(dir, &card)
     }
 
-    fn load_head(&mut self, path: &Path) -> Result<()> {
+    fn load_head(&self, path: &Path) -> Result<()> {
         let found: BTreeMap<String, Tensor> = Tensor::read_safetensors(path)
             .map_err(|e| ModelError::Format {
                 path: path.to_path_buf(),
@@ -175,7 +175,7 @@ impl SpanExtractor {
     }
 
     /// Loads saved head weights (a checkpoint).
-    pub fn load_head_from(&mut self, path: &Path) -> Result<()> {
+    pub fn load_head_from(&self, path: &Path) -> Result<()> {
         self.load_head(path)
     }
 

@@ -3,20 +3,21 @@
 //! length bucketing and gradient accumulation; dev exact match / token F1 with early stopping
 //! on F1; checkpoints (weights, head, optimizer moments, position) that survive kill -9.
 //!
-//! The model-specific part is [`SpanExtractor::loss`] and [`evaluate`]; the loop around them
-//! mirrors `ansel_bert::train` so that a shared loop can take them over.
+//! The loop is ansel-bert's shared training loop ([`ansel_bert::run`]); this module supplies
+//! the span extractor's part as a [`Trainee`]: batches, [`SpanExtractor::loss`], [`evaluate`]
+//! (dev F1 picks the weights kept), and how weights, head and card are written.
 
 use crate::model::{SpanInput, HEAD_FILE};
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
-use ansel_bert::train::{bucketed_batches, load_weights_into, machine, round};
-use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
-use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::tch::Kind;
-use ansel_torch::{clip_gradients, zero_gradients, AdamW};
-use serde::{Deserialize, Serialize};
+use ansel_bert::run::{
+    prepare_out, run, write_training_card, CardParts, LoopOptions, RunState, Trainee,
+};
+use ansel_bert::train::{bucketed_batches, load_weights_into};
+use ansel_model::{ModelCard, ModelError, Result};
+use ansel_torch::tch::{Kind, Tensor};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Everything a span-extractor run needs.
 #[derive(Debug, Clone, Serialize)]
@@ -92,20 +93,6 @@ impl SpanTrainOptions {
     }
 }
 
-const CHECKPOINT: &str = "checkpoint";
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct RunState {
-    epoch: usize,
-    batches_done: usize,
-    opt_step: usize,
-    evals: usize,
-    early: EarlyStopping,
-    best_metrics: BTreeMap<String, f64>,
-    train_seconds: f64,
-    stopped: bool,
-}
-
 /// Dev exact match and token F1 (means over examples, against each example's gold spans).
 pub fn evaluate(model: &SpanExtractor, dev: &[SpanExample]) -> Result<BTreeMap<String, f64>> {
     let items: Vec<(&str, &[String])> = dev
@@ -154,6 +141,72 @@ fn encode_examples(model: &SpanExtractor, examples: &[SpanExample]) -> Result<En
     Ok((inputs, gold, dropped))
 }
 
+/// The span extractor as the shared loop's [`Trainee`].
+struct SpanTrainee<'a> {
+    opts: &'a SpanTrainOptions,
+    model: SpanExtractor,
+    inputs: Vec<SpanInput>,
+    gold: Vec<(i64, i64)>,
+    /// The encoded lengths of `inputs` (for bucketing).
+    lengths: Vec<usize>,
+    dev: &'a [SpanExample],
+}
+
+impl Trainee for SpanTrainee<'_> {
+    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
+        bucketed_batches(
+            &self.lengths,
+            self.opts.batch_size,
+            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+        )
+    }
+
+    fn loss(&self, batch: &[usize]) -> (Tensor, usize) {
+        let refs: Vec<&SpanInput> = batch.iter().map(|&i| &self.inputs[i]).collect();
+        let gold: Vec<(i64, i64)> = batch.iter().map(|&i| self.gold[i]).collect();
+        (self.model.loss(&refs, &gold, true), batch.len())
+    }
+
+    fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)> {
+        vec![(self.model.params(), 1.0)]
+    }
+
+    fn evaluate(&self) -> Result<BTreeMap<String, f64>> {
+        evaluate(&self.model, self.dev)
+    }
+
+    fn selection_metric(&self) -> &str {
+        "dev F1"
+    }
+
+    fn writes_plot(&self) -> bool {
+        false
+    }
+
+    fn save_model(&self, out: &Path) -> Result<()> {
+        self.model
+            .encoder
+            .save(&out.join("model.safetensors"), Kind::Half)?;
+        self.model.save_head(&out.join(HEAD_FILE))
+    }
+
+    fn write_card(&self, state: &RunState) -> Result<ModelCard> {
+        write_card(self.opts, state, self.inputs.len())
+    }
+
+    fn save_weights(&self, dir: &Path) -> Result<()> {
+        self.model
+            .encoder
+            .save(&dir.join("weights.safetensors"), Kind::Float)?;
+        self.model.save_head(&dir.join(HEAD_FILE))
+    }
+
+    fn load_weights(&self, dir: &Path) -> Result<()> {
+        load_weights_into(&self.model.encoder, &dir.join("weights.safetensors"))?;
+        self.model.load_head_from(&dir.join(HEAD_FILE))
+    }
+}
+
 /// Fine-tunes a span extractor and writes the model directory `opts.out` (model.json,
 /// config.json, tokenizer.json, model.safetensors in fp16, span_head.safetensors,
 /// train-log.jsonl, checkpoint/ for `--resume`).
@@ -165,23 +218,7 @@ pub fn train(
     ansel_torch::init(opts.threads, opts.seed);
     let base_dir = ansel_bert::resolve_base(&opts.base)?;
     let (mut model, had_head) = SpanExtractor::from_base(&base_dir, opts.settings())?;
-    let out = &opts.out;
-    std::fs::create_dir_all(out).map_err(|e| ModelError::io(out, e))?;
-    let ckpt = out.join(CHECKPOINT);
-    if !opts.resume && ckpt.join("state.json").exists() {
-        return Err(ModelError::Unsupported {
-            model: KIND.into(),
-            message: format!(
-                "{} holds a checkpoint of an earlier run: pass --resume to continue it, or choose another --out",
-                out.display()
-            ),
-        });
-    }
-    for file in ["config.json", "tokenizer.json"] {
-        let bytes = std::fs::read(base_dir.join(file))
-            .map_err(|e| ModelError::io(base_dir.join(file), e))?;
-        write_atomic(&out.join(file), &bytes)?;
-    }
+    prepare_out(&opts.out, KIND, opts.resume, &base_dir)?;
     let (inputs, gold, dropped) = encode_examples(&model, train)?;
     if inputs.is_empty() {
         return Err(ModelError::Unsupported {
@@ -194,298 +231,88 @@ pub fn train(
     }
     let lengths: Vec<usize> = inputs.iter().map(|i| i.enc.len()).collect();
     let batches_per_epoch = lengths.len().div_ceil(opts.batch_size.max(1));
-    let accumulate = opts.accumulate.max(1);
-    let steps_per_epoch = batches_per_epoch.div_ceil(accumulate);
+    let steps_per_epoch = batches_per_epoch.div_ceil(opts.accumulate.max(1));
     let mut total_steps = steps_per_epoch * opts.epochs;
     if let Some(max) = opts.max_steps {
         total_steps = total_steps.min(max);
     }
-    let schedule = ansel_torch::WarmupLinear {
-        peak: opts.lr,
-        warmup: ((total_steps as f64 * opts.warmup).ceil() as usize).max(1),
-        total: total_steps,
-    };
     model.set_requires_grad(true);
-    let params = model.params();
-    let mut adam = AdamW::new(&params);
-    let mut state = RunState {
-        epoch: 0,
-        batches_done: 0,
-        opt_step: 0,
-        evals: 0,
-        early: EarlyStopping::new(opts.patience),
-        best_metrics: BTreeMap::new(),
-        train_seconds: 0.0,
-        stopped: false,
-    };
-    let mut log = TrainingLog::open(out)?;
-    if opts.resume {
-        let state_path = ckpt.join("state.json");
-        let bytes = std::fs::read(&state_path).map_err(|e| ModelError::io(&state_path, e))?;
-        state = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
-            path: state_path.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
-        load_weights_into(&model.encoder, &ckpt.join("weights.safetensors"))?;
-        model.load_head_from(&ckpt.join(HEAD_FILE))?;
-        adam.load(&ckpt.join("optimizer.safetensors"))?;
-        log.append(
-            &serde_json::json!({"event": "resume", "epoch": state.epoch, "step": state.opt_step}),
-        )?;
-    } else {
-        log.append(&serde_json::json!({
-            "event": "start", "options": opts, "train_examples": inputs.len(),
-            "dropped_examples": dropped, "dev_examples": dev.len(),
-            "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
-            "head_from_base": had_head,
-        }))?;
-    }
+    let start = serde_json::json!({
+        "event": "start", "options": opts, "train_examples": inputs.len(),
+        "dropped_examples": dropped, "dev_examples": dev.len(),
+        "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
+        "head_from_base": had_head,
+    });
     eprintln!(
         "training {KIND} on {} examples ({dropped} dropped: span past --max-len), {total_steps} optimizer steps; dev: {} examples",
         inputs.len(),
         dev.len()
     );
-    let started = Instant::now();
-    let seconds_before = state.train_seconds;
-    let elapsed = || seconds_before + started.elapsed().as_secs_f64();
-    let mut progress = Progress::new(total_steps as u64, "train");
-    for _ in 0..state.opt_step {
-        progress.step(0, 0.0);
-    }
-    let (mut window_loss, mut window_n, mut window_steps) = (0.0, 0usize, 0usize);
-    let mut window_started = Instant::now();
-    'epochs: while state.epoch < opts.epochs && !state.stopped && state.opt_step < total_steps {
-        let batches = bucketed_batches(
-            &lengths,
-            opts.batch_size,
-            opts.seed.wrapping_add(state.epoch as u64 * 7919),
-        );
-        let (mut step_loss, mut step_n, mut micro) = (0.0, 0usize, 0usize);
-        while state.batches_done < batches.len() {
-            let idx = &batches[state.batches_done];
-            let refs: Vec<&SpanInput> = idx.iter().map(|&i| &inputs[i]).collect();
-            let g: Vec<(i64, i64)> = idx.iter().map(|&i| gold[i]).collect();
-            let loss = model.loss(&refs, &g, true);
-            let value = loss.double_value(&[]);
-            if !value.is_finite() {
-                return Err(ModelError::Backend(format!(
-                    "loss became {value} at step {} (try a lower --lr)",
-                    state.opt_step
-                )));
-            }
-            (loss / accumulate as f64).backward();
-            step_loss += value * idx.len() as f64;
-            step_n += idx.len();
-            micro += 1;
-            state.batches_done += 1;
-            let last = state.batches_done == batches.len();
-            if micro < accumulate && !last {
-                continue;
-            }
-            micro = 0;
-            let grad_norm = clip_gradients(&params, opts.max_grad_norm);
-            let lr = schedule.at(state.opt_step);
-            state.opt_step += 1;
-            adam.step(&params, lr, opts.weight_decay, state.opt_step);
-            zero_gradients(&params);
-            progress.step(step_n as u64, step_loss / step_n.max(1) as f64);
-            window_loss += step_loss;
-            window_n += step_n;
-            window_steps += 1;
-            step_loss = 0.0;
-            step_n = 0;
-            if window_steps == 10 || last {
-                let secs = window_started.elapsed().as_secs_f64().max(1e-9);
-                log.append(&serde_json::json!({
-                    "step": state.opt_step, "epoch": state.epoch + 1,
-                    "loss": round(window_loss / window_n.max(1) as f64), "lr": lr,
-                    "grad_norm": round(grad_norm), "pairs_per_s": round(window_n as f64 / secs),
-                    "elapsed_s": round(elapsed()),
-                }))?;
-                (window_loss, window_n, window_steps) = (0.0, 0, 0);
-                window_started = Instant::now();
-            }
-            let at_end = last || state.opt_step >= total_steps;
-            let eval_now =
-                at_end || (opts.eval_every > 0 && state.opt_step.is_multiple_of(opts.eval_every));
-            if eval_now {
-                if last {
-                    state.epoch += 1;
-                    state.batches_done = 0;
-                }
-                let metrics = evaluate(&model, dev)?;
-                state.evals += 1;
-                let f1 = metrics.get("dev F1").copied().unwrap_or(0.0);
-                let better = state.early.observe(state.evals, f1);
-                let mut entry = serde_json::json!({"eval": state.evals, "step": state.opt_step,
-                    "epoch": state.epoch, "best": better, "elapsed_s": round(elapsed())});
-                for (k, v) in &metrics {
-                    entry[k.replace(' ', "_")] = serde_json::json!(round(*v));
-                }
-                log.append(&entry)?;
-                eprintln!(
-                    "eval {}: step {} dev F1 {f1:.4} EM {:.4}{}",
-                    state.evals,
-                    state.opt_step,
-                    metrics.get("dev EM").copied().unwrap_or(0.0),
-                    if better { " (best)" } else { "" }
-                );
-                state.train_seconds = elapsed();
-                if better {
-                    state.best_metrics = metrics;
-                    model
-                        .encoder
-                        .save(&out.join("model.safetensors"), Kind::Half)?;
-                    model.save_head(&out.join(HEAD_FILE))?;
-                    write_card(opts, &state, inputs.len())?;
-                }
-                if state.early.should_stop() {
-                    state.stopped = true;
-                }
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                if state.stopped || state.opt_step >= total_steps {
-                    break 'epochs;
-                }
-                if last {
-                    continue 'epochs;
-                }
-            } else if opts.checkpoint_every > 0
-                && state.opt_step.is_multiple_of(opts.checkpoint_every)
-            {
-                state.train_seconds = elapsed();
-                save_checkpoint(&ckpt, &model, &adam, &state)?;
-                if opts.interrupt_after == Some(state.opt_step) {
-                    return Err(ModelError::Backend("interrupted (test)".into()));
-                }
-            }
-        }
-        state.epoch += 1;
-        state.batches_done = 0;
-    }
-    progress.finish();
-    state.train_seconds = elapsed();
-    save_checkpoint(&ckpt, &model, &adam, &state)?;
-    let card = write_card(opts, &state, inputs.len())?;
-    log.append(
-        &serde_json::json!({"event": "end", "epochs": state.epoch, "step": state.opt_step,
-        "best_eval": state.early.best_epoch, "best_dev_F1": state.early.best,
-        "train_seconds": round(state.train_seconds)}),
-    )?;
-    Ok(card)
-}
-
-fn save_checkpoint(
-    dir: &Path,
-    model: &SpanExtractor,
-    adam: &AdamW,
-    state: &RunState,
-) -> Result<()> {
-    ansel_model::replace_dir(dir, |d| {
-        model
-            .encoder
-            .save(&d.join("weights.safetensors"), Kind::Float)?;
-        model.save_head(&d.join(HEAD_FILE))?;
-        adam.save(&d.join("optimizer.safetensors"))?;
-        let json = serde_json::to_vec_pretty(state).expect("state serializes");
-        write_atomic(&d.join("state.json"), &json)
-    })
+    let trainee = SpanTrainee {
+        opts,
+        model,
+        inputs,
+        gold,
+        lengths,
+        dev,
+    };
+    run(
+        &trainee,
+        &LoopOptions {
+            label: "train",
+            out: &opts.out,
+            epochs: opts.epochs,
+            accumulate: opts.accumulate,
+            total_steps,
+            lr: opts.lr,
+            warmup: opts.warmup,
+            weight_decay: opts.weight_decay,
+            max_grad_norm: opts.max_grad_norm,
+            patience: opts.patience,
+            eval_every: opts.eval_every,
+            checkpoint_every: opts.checkpoint_every,
+            resume: opts.resume,
+            interrupt_after: opts.interrupt_after,
+            start,
+        },
+    )
 }
 
 fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Result<ModelCard> {
-    let mut card = ModelCard::new(
-        KIND,
-        &opts.name,
-        serde_json::to_value(opts.settings()).expect("serializes"),
-    );
-    card.training = Some(TrainingRecord {
-        train_data: vec![opts.train_path.clone()],
-        dev_data: Some(opts.dev_path.clone()),
-        hyperparameters: serde_json::json!({
-            "data": opts.data_note, "loss": "cross-entropy of the gold start and end token (mean of the two)",
-            "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)", "lr": opts.lr,
-            "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-            "batch_size": opts.batch_size, "accumulate": opts.accumulate, "epochs": opts.epochs,
-            "max_len": opts.max_len, "max_question_pieces": opts.max_question_pieces,
-            "max_answer_tokens": opts.max_answer_tokens, "weight_decay": opts.weight_decay,
-            "max_grad_norm": opts.max_grad_norm, "train_examples": examples, "eval_every": opts.eval_every,
-            "patience": opts.patience, "max_steps": opts.max_steps, "threads": opts.threads,
-            "early_stopping": "dev token F1", "weights": "fp16 encoder, fp32 head",
-        }),
-        seed: opts.seed,
-        epochs_completed: state.epoch,
-        best_epoch: state.early.best_epoch,
-        metrics: state.best_metrics.clone(),
-        train_seconds: round(state.train_seconds),
-        machine: machine(),
-        base: vec![opts.base.clone()],
-    });
-    card.write(&opts.out)?;
-    Ok(card)
+    write_training_card(
+        CardParts {
+            kind: KIND,
+            name: &opts.name,
+            settings: serde_json::to_value(opts.settings()).expect("serializes"),
+            base: &opts.base,
+            base_card: None,
+            train_path: &opts.train_path,
+            dev_path: &opts.dev_path,
+            hyperparameters: serde_json::json!({
+                "data": opts.data_note, "loss": "cross-entropy of the gold start and end token (mean of the two)",
+                "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)", "lr": opts.lr,
+                "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
+                "batch_size": opts.batch_size, "accumulate": opts.accumulate, "epochs": opts.epochs,
+                "max_len": opts.max_len, "max_question_pieces": opts.max_question_pieces,
+                "max_answer_tokens": opts.max_answer_tokens, "weight_decay": opts.weight_decay,
+                "max_grad_norm": opts.max_grad_norm, "train_examples": examples, "eval_every": opts.eval_every,
+                "patience": opts.patience, "max_steps": opts.max_steps, "threads": opts.threads,
+                "early_stopping": "dev token F1", "weights": "fp16 encoder, fp32 head",
+            }),
+            seed: opts.seed,
+            out: &opts.out,
+        },
+        state,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_bert::{BertConfig, CrossEncoder};
-    use ansel_torch::tch::{self, Tensor};
-
-    const WORDS: [&str; 25] = [
-        "[PAD]",
-        "[UNK]",
-        "[CLS]",
-        "[SEP]",
-        "[MASK]",
-        "who",
-        "wrote",
-        "hamlet",
-        "?",
-        "shakespeare",
-        "it",
-        "was",
-        "written",
-        "by",
-        "william",
-        "a",
-        "play",
-        "the",
-        "is",
-        "##s",
-        "tragedy",
-        ".",
-        "denmark",
-        "in",
-        "set",
-    ];
+    use ansel_bert::run::CHECKPOINT;
 
     fn tiny_base(dir: &Path) -> PathBuf {
-        let base = dir.join("base");
-        std::fs::create_dir_all(&base).unwrap();
-        let config = BertConfig::tiny(WORDS.len() as i64);
-        std::fs::write(
-            base.join("config.json"),
-            serde_json::to_vec(&config).unwrap(),
-        )
-        .unwrap();
-        let vocab: serde_json::Map<String, serde_json::Value> = WORDS
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
-            .collect();
-        let tok = serde_json::json!({
-            "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
-                            "strip_accents": null, "lowercase": true},
-            "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": null, "decoder": null,
-            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                      "max_input_chars_per_word": 100, "vocab": vocab}
-        });
-        std::fs::write(base.join("tokenizer.json"), tok.to_string()).unwrap();
-        tch::manual_seed(3);
-        CrossEncoder::random(config)
-            .unwrap()
-            .save(&base.join("model.safetensors"), Kind::Float)
-            .unwrap();
-        base
+        ansel_bert::testing::tiny_base(dir, 0.1)
     }
 
     fn toks(s: &str) -> Vec<String> {
@@ -532,6 +359,12 @@ mod tests {
         let card = train(&opts, &examples(), &examples()).unwrap();
         let f1 = card.training.as_ref().unwrap().metrics["dev F1"];
         assert!(f1 > 0.99, "a tiny model memorises 3 spans: dev F1 {f1}");
+        // The shared loop selects on dev F1 and names it in the log's last entry.
+        let log = ansel_model::train::TrainingLog::read(&out).unwrap();
+        let end = log.last().unwrap();
+        assert_eq!(end["event"], "end");
+        assert!(end["best_dev_F1"].as_f64().unwrap() > 0.99, "{end}");
+        assert!(end.get("best_dev_MAP").is_none() && !out.join("training.svg").exists());
         let model = SpanExtractor::open(&out).unwrap();
         let ex = examples();
         let items: Vec<(&str, &[String])> = ex
@@ -552,16 +385,7 @@ mod tests {
     #[test]
     fn resuming_after_a_checkpoint_matches_an_uninterrupted_run() {
         let dir = tempfile::tempdir().unwrap();
-        let base = tiny_base(dir.path());
-        let mut config: BertConfig =
-            serde_json::from_slice(&std::fs::read(base.join("config.json")).unwrap()).unwrap();
-        config.hidden_dropout_prob = 0.0;
-        config.attention_probs_dropout_prob = 0.0;
-        std::fs::write(
-            base.join("config.json"),
-            serde_json::to_vec(&config).unwrap(),
-        )
-        .unwrap();
+        let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
         let full = dir.path().join("full");
         let mut opts = options(&base, &full);
         opts.epochs = 3;

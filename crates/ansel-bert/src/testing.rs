@@ -1,0 +1,82 @@
+//! Test fixtures shared by the crates built on the encoder (ansel-bert's own tests and
+//! ansel-reader's): a tiny WordPiece tokenizer and a tiny random BERT directory, so that no
+//! test needs downloaded files. Not part of the API proper.
+
+use crate::{BertConfig, CrossEncoder};
+use ansel_torch::tch::{self, Kind};
+use std::path::{Path, PathBuf};
+
+/// The vocabulary of [`tiny_tokenizer_json`], in id order.
+pub const TINY_WORDS: [&str; 25] = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "who",
+    "wrote",
+    "hamlet",
+    "?",
+    "shakespeare",
+    "it",
+    "was",
+    "written",
+    "by",
+    "william",
+    "a",
+    "play",
+    "the",
+    "is",
+    "##s",
+    "tragedy",
+    ".",
+    "denmark",
+    "in",
+    "set",
+];
+
+/// A WordPiece tokenizer.json over a handful of words, for tests that must not need
+/// downloaded files.
+pub fn tiny_tokenizer_json() -> String {
+    let vocab: serde_json::Map<String, serde_json::Value> = TINY_WORDS
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
+        .collect();
+    serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                        "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": vocab}
+    })
+    .to_string()
+}
+
+/// A tiny random BERT (seeded) written as a Hugging Face directory `dir/base`, with the
+/// given dropout; panics on I/O errors (tests only).
+pub fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
+    let base = dir.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    let mut config = BertConfig::tiny(TINY_WORDS.len() as i64);
+    config.hidden_dropout_prob = dropout;
+    config.attention_probs_dropout_prob = dropout;
+    std::fs::write(
+        base.join("config.json"),
+        serde_json::to_vec(&config).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(base.join("tokenizer.json"), tiny_tokenizer_json()).unwrap();
+    tch::manual_seed(3);
+    let model = CrossEncoder::random(config).unwrap();
+    model
+        .save(&base.join("model.safetensors"), Kind::Float)
+        .unwrap();
+    base
+}
