@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 /// tokenizer (`tokenizer.json`) and the names of the parameters the weights lacked
 /// (initialised randomly: a fresh classifier or pooler). The one loading path of the
 /// cross-encoder and bi-encoder, rankers and trainers alike.
-pub(crate) fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<String>)> {
+pub fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<String>)> {
     let config = BertConfig::read(&dir.join("config.json"))?;
     let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
     let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
@@ -52,7 +52,7 @@ pub(crate) fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer,
 }
 
 /// A card's `config` read as a model's settings; the error names the card and the field.
-pub(crate) fn card_settings<T: serde::de::DeserializeOwned>(
+pub fn card_settings<T: serde::de::DeserializeOwned>(
     dir: &Path,
     card: &ansel_model::ModelCard,
 ) -> Result<T> {

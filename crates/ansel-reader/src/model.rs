@@ -1,5 +1,5 @@
 use crate::KIND;
-use ansel_bert::{Batch, BertConfig, CrossEncoder, Encoded, PairTokenizer};
+use ansel_bert::{Batch, CrossEncoder, Encoded, PairTokenizer};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, Device, Kind, Tensor};
 use serde::{Deserialize, Serialize};
@@ -86,9 +86,7 @@ impl SpanExtractor {
     /// Loads the encoder of a BERT directory (config.json, tokenizer.json, model.safetensors)
     /// and, when the directory has one, its span head (a span extractor to train further).
     pub fn from_base(dir: &Path, settings: SpanSettings) -> Result<(SpanExtractor, bool)> {
-        let config = BertConfig::read(&dir.join("config.json"))?;
-        let (encoder, _) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
-        let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+        let (encoder, tokenizer, _) = ansel_bert::read_model_dir(dir)?;
         let model = SpanExtractor::new(encoder, tokenizer, settings);
         let had_head = dir.join(HEAD_FILE).is_file();
         if had_head {
@@ -105,11 +103,7 @@ impl SpanExtractor {
                 message: format!("kind {:?} is not a {KIND}", card.kind),
             });
         }
-        let settings: SpanSettings =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
-                path: dir.join(ansel_model::CARD_FILE),
-                message: format!("field `config`: {e}"),
-            })?;
+        let settings: SpanSettings = ansel_bert::card_settings(dir, card)?;
         let head = dir.join(HEAD_FILE);
         if !head.is_file() {
             return Err(ModelError::Format {
@@ -126,14 +120,9 @@ impl SpanExtractor {
         Self::load(dir, &card)
     }
 
-    fn load_head(&self, path: &Path) -> Result<()> {
-        let found: BTreeMap<String, Tensor> = Tensor::read_safetensors(path)
-            .map_err(|e| ModelError::Format {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })?
-            .into_iter()
-            .collect();
+    /// Loads saved head weights (a trained model's or a checkpoint's), checking their shapes.
+    pub fn load_head(&self, path: &Path) -> Result<()> {
+        let found = ansel_torch::read_tensors(path)?;
         tch::no_grad(|| {
             for (name, p) in &self.head {
                 let saved = found.get(name).ok_or_else(|| ModelError::Format {
@@ -164,19 +153,7 @@ impl SpanExtractor {
             .iter()
             .map(|(n, t)| (n.clone(), t.detach().contiguous()))
             .collect();
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".tmp-{}-{name}", std::process::id()));
-        Tensor::write_safetensors(&tensors, &tmp)
-            .map_err(|e| ModelError::Backend(e.to_string()))?;
-        std::fs::rename(&tmp, path).map_err(|e| ModelError::io(path, e))
-    }
-
-    /// Loads saved head weights (a checkpoint).
-    pub fn load_head_from(&self, path: &Path) -> Result<()> {
-        self.load_head(path)
+        ansel_torch::write_tensors(path, &tensors)
     }
 
     /// Every trainable parameter by name: the encoder's and the head's (storage shared).

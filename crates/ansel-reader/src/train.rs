@@ -203,7 +203,7 @@ impl Trainee for SpanTrainee<'_> {
 
     fn load_weights(&self, dir: &Path) -> Result<()> {
         load_weights_into(&self.model.encoder, &dir.join("weights.safetensors"))?;
-        self.model.load_head_from(&dir.join(HEAD_FILE))
+        self.model.load_head(&dir.join(HEAD_FILE))
     }
 }
 
