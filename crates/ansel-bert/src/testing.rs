@@ -80,3 +80,11 @@ pub fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
         .unwrap();
     base
 }
+
+/// Holds a process-wide lock for the test's lifetime: libtorch's RNG (seeded by a trainer,
+/// drawn by dropout and initialisation) is global, so tests that compare two training runs
+/// must not interleave with other training tests of the same process.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -352,6 +352,7 @@ mod tests {
 
     #[test]
     fn learns_the_training_spans_and_loads_back() {
+        let _serial = ansel_bert::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path());
         let out = dir.path().join("out");
@@ -384,6 +385,7 @@ mod tests {
 
     #[test]
     fn resuming_after_a_checkpoint_matches_an_uninterrupted_run() {
+        let _serial = ansel_bert::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
         let full = dir.path().join("full");
@@ -419,6 +421,7 @@ mod tests {
 
     #[test]
     fn spans_cut_by_the_length_limit_are_dropped_and_an_empty_set_is_an_error() {
+        let _serial = ansel_bert::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path());
         let mut opts = options(&base, &dir.path().join("out"));
