@@ -5,6 +5,8 @@
 #   bash scripts/train-cross-encoder.sh transfer   # TANDA step 1: TrecQA TRAIN-ALL (12k-pair subset)
 #   bash scripts/train-cross-encoder.sh tanda      # TANDA step 2: adapt the transferred model on WikiQA
 #   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
+#   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
+#   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 2 WikiQA epochs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
@@ -25,8 +27,15 @@ case "${1:-}" in
   tanda)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer "${wiki[@]}" --out runs/minilm-tanda \
       --epochs 1 --max-steps 100 --eval-every 50 --name minilm-l6-tanda "${@:2}" ;;
+  transfer-all)
+    "$bin" train "${common[@]}" --base "$base" --train "$data/trecqa/jsonl/train-all.jsonl.gz" \
+      --dev "$data/trecqa/jsonl/dev-filtered.jsonl" --out runs/minilm-trecqa-transfer-all \
+      --epochs 1 --eval-every 200 --name minilm-l6-trecqa-transfer-all "${@:2}" ;;
+  tanda-all)
+    "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all \
+      --epochs 2 --eval-every 90 --name minilm-l6-tanda-all "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|context [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|context [extra ansel train flags]" >&2; exit 2 ;;
 esac
