@@ -30,7 +30,7 @@ for which in "${@:-gold synthetic synthetic-gold}"; do
     b=$base
     [ "$w" = synthetic-gold ] && b=runs/reader/synthetic
     "$ansel" train --model span-extractor --base "$b" --train "$data/TRAIN.xml" --dev "$data/DEV.xml" \
-      --out "$out" --threads 1 --batch-size 16 --patience 2 --checkpoint-every 10 \
+      --out "$out" --threads 1 --batch-size 16 --accumulate 2 --patience 2 --checkpoint-every 10 \
       --name "span-extractor-$w" "${extra[@]}" "${resume[@]}" >"$out.card.json" 2>"$out.log" || {
       echo "training $w failed; see $out.log" >&2; exit 1; }
   done

@@ -13,7 +13,8 @@ use crate::bi_encoder::{
     encode_sentence, read_bi_dir, BiEncoder, BiEncoderSettings, Scoring, BI_KIND, HEAD_FILE,
 };
 use crate::run::{
-    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunState, Trainee,
+    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions,
+    RunState, Trainee,
 };
 use crate::train::load_weights_into;
 use crate::{resolve_base, Encoded, PairTokenizer};
@@ -24,69 +25,29 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Everything a bi-encoder training run needs.
+/// Everything a bi-encoder training run needs: `run.base` is a sentence-transformers (Hugging
+/// Face BERT) directory or a bi-encoder directory, `run.max_len` counts tokens per sentence
+/// and `run.batch_size` pairs per micro-batch (whole questions are added until this many).
 #[derive(Debug, Clone, Serialize)]
 pub struct BiTrainOptions {
-    /// A sentence-transformers (Hugging Face BERT) directory, or a bi-encoder directory.
-    pub base: String,
-    pub train_path: String,
-    pub dev_path: String,
-    pub out: PathBuf,
-    pub name: String,
-    /// Tokens per sentence.
-    pub max_len: usize,
-    pub epochs: usize,
-    pub lr: f64,
+    #[serde(flatten)]
+    pub run: RunOptions,
     /// The classifier head learns at `lr * head_lr_factor`: it starts from random weights
     /// while the encoder starts trained.
     pub head_lr_factor: f64,
-    /// Pairs per optimizer step (whole questions are added until this many pairs).
-    pub batch_size: usize,
-    pub warmup: f64,
-    pub weight_decay: f64,
-    pub max_grad_norm: f64,
-    pub seed: u64,
-    pub patience: usize,
-    /// Evaluate on dev every this many steps (0: once per epoch).
-    pub eval_every: usize,
-    pub checkpoint_every: usize,
-    /// Stop after this many optimizer steps in all.
-    pub max_steps: Option<usize>,
-    pub threads: usize,
-    pub resume: bool,
-    /// Recorded in the card's hyper-parameters (e.g. the synthetic-data report of `adapt`).
-    #[serde(skip)]
-    pub extra: serde_json::Value,
-    /// Tests only: fail as if killed right after the checkpoint of this step.
-    #[serde(skip)]
-    pub interrupt_after: Option<usize>,
 }
 
 impl BiTrainOptions {
     pub fn defaults(base: &str, out: &Path) -> BiTrainOptions {
         BiTrainOptions {
-            base: base.into(),
-            train_path: String::new(),
-            dev_path: String::new(),
-            out: out.to_path_buf(),
-            name: "bi-encoder".into(),
-            max_len: 64,
-            epochs: 1,
-            lr: 2e-5,
+            run: RunOptions {
+                max_len: 64,
+                epochs: 1,
+                lr: 2e-5,
+                batch_size: 32,
+                ..RunOptions::defaults(base, out, "bi-encoder")
+            },
             head_lr_factor: 1.0,
-            batch_size: 32,
-            warmup: 0.1,
-            weight_decay: 0.01,
-            max_grad_norm: 1.0,
-            seed: 42,
-            patience: 3,
-            eval_every: 0,
-            checkpoint_every: 50,
-            max_steps: None,
-            threads: 1,
-            resume: false,
-            extra: serde_json::Value::Null,
-            interrupt_after: None,
         }
     }
 }
@@ -240,8 +201,8 @@ impl Trainee for BiTrainee<'_> {
     fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
         question_batches(
             &self.sizes,
-            self.opts.batch_size,
-            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+            self.opts.run.batch_size,
+            self.opts.run.seed.wrapping_add(epoch as u64 * 7919),
         )
     }
 
@@ -263,7 +224,7 @@ impl Trainee for BiTrainee<'_> {
         if self.dev.is_empty() {
             return Ok(BTreeMap::new());
         }
-        evaluate_dev(&self.model, &self.tok, &self.dev, self.opts.max_len)
+        evaluate_dev(&self.model, &self.tok, &self.dev, self.opts.run.max_len)
     }
 
     fn save_model(&self, out: &Path) -> Result<()> {
@@ -303,7 +264,7 @@ impl Trainee for BiTrainee<'_> {
     }
 }
 
-/// Trains a bi-encoder and writes the model directory `opts.out` (model.json, config.json,
+/// Trains a bi-encoder and writes the model directory `opts.run.out` (model.json, config.json,
 /// tokenizer.json, model.safetensors in fp16, head.safetensors, train-log.jsonl,
 /// training.svg, and checkpoint/ for `--resume`). Dev MAP (classifier scoring) picks the
 /// weights kept.
@@ -312,27 +273,24 @@ pub fn train_bi_encoder(
     train: &[Question],
     dev: &[Question],
 ) -> Result<ModelCard> {
-    ansel_torch::init(opts.threads, opts.seed);
-    let (mut model, tok, enc_dir, base_card) = load_base(&opts.base)?;
-    prepare_out(&opts.out, BI_KIND, opts.resume, &enc_dir)?;
-    let data = groups(&tok, train, opts.max_len)?;
+    ansel_torch::init(opts.run.threads, opts.run.seed);
+    let (mut model, tok, enc_dir, base_card) = load_base(&opts.run.base)?;
+    prepare_out(&opts.run.out, BI_KIND, opts.run.resume, &enc_dir)?;
+    let data = groups(&tok, train, opts.run.max_len)?;
     let pairs: usize = data.iter().map(|g| g.candidates.len()).sum();
     if pairs == 0 {
         return Err(ModelError::Unsupported {
             model: BI_KIND.into(),
             message: format!(
                 "{}: no training pairs (no question with a positive candidate)",
-                opts.train_path
+                opts.run.train_path
             ),
         });
     }
     let dev: Vec<Question> = dev.iter().filter(|q| q.positives() > 0).cloned().collect();
     let sizes: Vec<usize> = data.iter().map(|g| g.candidates.len()).collect();
-    let steps_per_epoch = question_batches(&sizes, opts.batch_size, opts.seed).len();
-    let mut total_steps = steps_per_epoch * opts.epochs.max(1);
-    if let Some(max) = opts.max_steps {
-        total_steps = total_steps.min(max);
-    }
+    let batches_per_epoch = question_batches(&sizes, opts.run.batch_size, opts.run.seed).len();
+    let (steps_per_epoch, total_steps) = opts.run.steps(batches_per_epoch);
     let start = serde_json::json!({
         "event": "start", "options": opts, "train_questions": data.len(), "train_pairs": pairs,
         "dev_questions": dev.len(), "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
@@ -340,7 +298,7 @@ pub fn train_bi_encoder(
     eprintln!(
         "training {BI_KIND} on {pairs} pairs of {} questions ({steps_per_epoch} steps of ~{} pairs per epoch, {total_steps} steps in all); dev: {} questions",
         data.len(),
-        opts.batch_size,
+        opts.run.batch_size,
         dev.len()
     );
     model.set_requires_grad(true);
@@ -357,20 +315,9 @@ pub fn train_bi_encoder(
     run(
         &trainee,
         &LoopOptions {
+            run: &opts.run,
             label: "train bi-encoder",
-            out: &opts.out,
-            epochs: opts.epochs.max(1),
-            accumulate: 1,
             total_steps,
-            lr: opts.lr,
-            warmup: opts.warmup,
-            weight_decay: opts.weight_decay,
-            max_grad_norm: opts.max_grad_norm,
-            patience: opts.patience,
-            eval_every: opts.eval_every,
-            checkpoint_every: opts.checkpoint_every,
-            resume: opts.resume,
-            interrupt_after: opts.interrupt_after,
             start,
         },
     )
@@ -385,32 +332,23 @@ fn write_card(
 ) -> Result<ModelCard> {
     let settings = BiEncoderSettings {
         scoring: Scoring::Classifier,
-        max_len: opts.max_len,
+        max_len: opts.run.max_len,
         batch_size: 64,
         encoder: None,
     };
     write_training_card(
         CardParts {
             kind: BI_KIND,
-            name: &opts.name,
+            run: &opts.run,
             settings: serde_json::to_value(&settings).expect("serializes"),
-            base: &opts.base,
             base_card: base,
-            train_path: &opts.train_path,
-            dev_path: &opts.dev_path,
             hyperparameters: serde_json::json!({
                 "architecture": "Siamese bi-encoder: mean-pooled encoder vectors q, s; softmax classifier on [q; s; |q-s|] (SEDAN 3.2.1)",
-                "loss": "softmax cross-entropy (2 classes)",
-                "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
-                "lr": opts.lr, "head_lr_factor": opts.head_lr_factor, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-                "batch_pairs": opts.batch_size, "epochs": opts.epochs, "max_len": opts.max_len,
-                "weight_decay": opts.weight_decay, "max_grad_norm": opts.max_grad_norm,
-                "max_steps": opts.max_steps, "train_pairs": pairs, "train_questions": questions,
-                "eval_every": opts.eval_every, "patience": opts.patience, "threads": opts.threads,
-                "weights": "encoder fp16, head fp32", "extra": opts.extra,
+                "loss": "softmax cross-entropy (2 classes)", "head_lr_factor": opts.head_lr_factor,
+                "batching": "whole questions per micro-batch until batch_size pairs",
+                "train_pairs": pairs, "train_questions": questions,
+                "weights": "encoder fp16, head fp32",
             }),
-            seed: opts.seed,
-            out: &opts.out,
         },
         state,
     )
@@ -427,11 +365,11 @@ mod tests {
 
     fn options(base: &Path, out: &Path) -> BiTrainOptions {
         let mut o = BiTrainOptions::defaults(base.to_str().unwrap(), out);
-        o.lr = 1e-3;
-        o.batch_size = 3;
-        o.epochs = 1;
-        o.warmup = 0.0;
-        o.max_len = 16;
+        o.run.lr = 1e-3;
+        o.run.batch_size = 3;
+        o.run.epochs = 1;
+        o.run.warmup = 0.0;
+        o.run.max_len = 16;
         o
     }
 
@@ -441,8 +379,8 @@ mod tests {
         let base = tiny_base(dir.path(), 0.1);
         let out = dir.path().join("out");
         let mut opts = options(&base, &out);
-        opts.max_steps = Some(1);
-        opts.train_path = "synthetic.jsonl".into();
+        opts.run.max_steps = Some(1);
+        opts.run.train_path = "synthetic.jsonl".into();
         let card = train_bi_encoder(&opts, &questions(), &questions()).unwrap();
         assert_eq!(card.kind, BI_KIND);
         let before = weights(&base.join("model.safetensors"));
@@ -493,14 +431,14 @@ mod tests {
         let base = tiny_base(dir.path(), 0.0);
         let a = dir.path().join("a");
         let mut oa = options(&base, &a);
-        oa.train_path = "wikiqa.tsv".into();
+        oa.run.train_path = "wikiqa.tsv".into();
         train_bi_encoder(&oa, &questions(), &questions()).unwrap();
         let b = dir.path().join("b");
         let mut ob = options(&base, &b);
-        ob.base = a.to_str().unwrap().into();
-        ob.train_path = "synthetic.jsonl".into();
-        ob.lr = 0.0;
-        ob.extra = serde_json::json!({"kept": 7});
+        ob.run.base = a.to_str().unwrap().into();
+        ob.run.train_path = "synthetic.jsonl".into();
+        ob.run.lr = 0.0;
+        ob.run.extra = serde_json::json!({"kept": 7});
         let card = train_bi_encoder(&ob, &questions(), &[]).unwrap();
         let record = card.training.unwrap();
         assert_eq!(record.train_data, vec!["wikiqa.tsv", "synthetic.jsonl"]);
@@ -522,18 +460,18 @@ mod tests {
         let base = tiny_base(dir.path(), 0.0);
         let full = dir.path().join("full");
         let mut opts = options(&base, &full);
-        opts.epochs = 3;
-        opts.checkpoint_every = 1;
+        opts.run.epochs = 3;
+        opts.run.checkpoint_every = 1;
         train_bi_encoder(&opts, &questions(), &questions()).unwrap();
         let cut = dir.path().join("cut");
         let mut first = opts.clone();
-        first.out = cut.clone();
-        first.interrupt_after = Some(3);
+        first.run.out = cut.clone();
+        first.run.interrupt_after = Some(3);
         assert!(train_bi_encoder(&first, &questions(), &questions()).is_err());
         let mut again = opts.clone();
-        again.out = cut.clone();
+        again.run.out = cut.clone();
         assert!(train_bi_encoder(&again, &questions(), &questions()).is_err());
-        again.resume = true;
+        again.run.resume = true;
         train_bi_encoder(&again, &questions(), &questions()).unwrap();
         for file in ["weights.safetensors", HEAD_FILE] {
             let a = weights(&full.join(CHECKPOINT).join(file));

@@ -20,7 +20,7 @@ use ansel_torch::tch::Tensor;
 use ansel_torch::{clip_gradients, zero_gradients, AdamW, WarmupLinear};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The checkpoint directory inside a model directory.
@@ -74,26 +74,115 @@ pub trait Trainee {
     fn load_weights(&self, dir: &Path) -> Result<()>;
 }
 
-/// The settings of the shared loop.
-pub struct LoopOptions<'a> {
-    /// The progress bar's label.
-    pub label: &'a str,
-    pub out: &'a Path,
+/// The options every transformer training run shares (cross-encoder, bi-encoder, span
+/// extractor): each trainer's own options hold one of these beside what is theirs, and
+/// `ansel train` fills it from the same flags for all of them.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOptions {
+    /// A Hugging Face BERT directory, or a model of the same family trained by ansel.
+    pub base: String,
+    pub train_path: String,
+    pub dev_path: String,
+    pub out: PathBuf,
+    pub name: String,
+    /// Tokens per input.
+    pub max_len: usize,
     pub epochs: usize,
-    /// Micro-batches per optimizer step.
-    pub accumulate: usize,
-    /// Optimizer steps in all (the schedule's length).
-    pub total_steps: usize,
     pub lr: f64,
-    /// Fraction of the steps spent warming up.
+    /// Examples per micro-batch (the bi-encoder: pairs per micro-batch, whole questions).
+    pub batch_size: usize,
+    /// Micro-batches per optimizer step (gradient accumulation).
+    pub accumulate: usize,
+    /// Fraction of all optimizer steps spent warming up.
     pub warmup: f64,
     pub weight_decay: f64,
     pub max_grad_norm: f64,
+    pub seed: u64,
+    /// Evaluations without a better dev metric before stopping.
     pub patience: usize,
+    /// Evaluate on dev every this many optimizer steps (0: once per epoch only).
     pub eval_every: usize,
+    /// Save a checkpoint every this many optimizer steps (also after every evaluation).
     pub checkpoint_every: usize,
+    /// Stop after this many optimizer steps in all (the schedule decays to 0 there).
+    pub max_steps: Option<usize>,
+    pub threads: usize,
     pub resume: bool,
+    /// Recorded in the card's hyper-parameters as `extra` (e.g. `adapt`'s synthetic-data report).
+    #[serde(skip)]
+    pub extra: serde_json::Value,
+    /// Tests only: fail as if killed right after the checkpoint of this optimizer step.
+    #[serde(skip)]
     pub interrupt_after: Option<usize>,
+}
+
+impl RunOptions {
+    /// The shared defaults; each trainer overrides what differs for its model.
+    pub fn defaults(base: &str, out: &Path, name: &str) -> RunOptions {
+        RunOptions {
+            base: base.into(),
+            train_path: String::new(),
+            dev_path: String::new(),
+            out: out.to_path_buf(),
+            name: name.into(),
+            max_len: 128,
+            epochs: 3,
+            lr: 3e-5,
+            batch_size: 16,
+            accumulate: 1,
+            warmup: 0.1,
+            weight_decay: 0.01,
+            max_grad_norm: 1.0,
+            seed: 42,
+            patience: 3,
+            eval_every: 0,
+            checkpoint_every: 50,
+            max_steps: None,
+            threads: 1,
+            resume: false,
+            extra: serde_json::Value::Null,
+            interrupt_after: None,
+        }
+    }
+
+    /// Optimizer steps per epoch and in all, for epochs of `batches_per_epoch` micro-batches.
+    pub fn steps(&self, batches_per_epoch: usize) -> (usize, usize) {
+        let per_epoch = batches_per_epoch.div_ceil(self.accumulate.max(1));
+        let total = per_epoch * self.epochs.max(1);
+        (
+            per_epoch,
+            self.max_steps.map_or(total, |max| total.min(max)),
+        )
+    }
+
+    /// The card's hyper-parameters every run records; a trainer adds its own to them.
+    fn hyperparameters(&self) -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(mut map) = serde_json::json!({
+            "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
+            "lr": self.lr,
+            "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", self.warmup),
+            "batch_size": self.batch_size, "accumulate": self.accumulate,
+            "effective_batch": self.batch_size * self.accumulate.max(1), "epochs": self.epochs,
+            "max_len": self.max_len, "weight_decay": self.weight_decay,
+            "max_grad_norm": self.max_grad_norm, "max_steps": self.max_steps,
+            "eval_every": self.eval_every, "patience": self.patience, "threads": self.threads,
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        if !self.extra.is_null() {
+            map.insert("extra".into(), self.extra.clone());
+        }
+        map
+    }
+}
+
+/// What the shared loop needs beyond [`RunOptions`].
+pub struct LoopOptions<'a> {
+    pub run: &'a RunOptions,
+    /// The progress bar's label.
+    pub label: &'a str,
+    /// Optimizer steps in all (the schedule's length).
+    pub total_steps: usize,
     /// The log's first entry of a fresh run.
     pub start: serde_json::Value,
 }
@@ -147,35 +236,36 @@ pub fn dev_metrics(questions: &[Question], scores: &[Vec<f32>]) -> BTreeMap<Stri
 /// What a trained transformer's card holds besides the run's state.
 pub struct CardParts<'a> {
     pub kind: &'a str,
-    pub name: &'a str,
+    pub run: &'a RunOptions,
     /// The model's settings (the card's `config`).
     pub settings: serde_json::Value,
-    /// `--base` as given, and the base's card when it is a model trained by ansel: its
-    /// training data and bases are carried over (TANDA, SEDAN stage b).
-    pub base: &'a str,
+    /// The base's card when it is a model trained by ansel: its training data and bases are
+    /// carried over (TANDA, SEDAN stage b).
     pub base_card: Option<&'a ModelCard>,
-    pub train_path: &'a str,
-    pub dev_path: &'a str,
+    /// The trainer's own hyper-parameters, recorded beside [`RunOptions`]' shared ones.
     pub hyperparameters: serde_json::Value,
-    pub seed: u64,
-    pub out: &'a Path,
 }
 
-/// Writes the card of a run as it stands into `parts.out`.
+/// Writes the card of a run as it stands into the run's `out`.
 pub fn write_training_card(parts: CardParts, state: &RunState) -> Result<ModelCard> {
-    let mut card = ModelCard::new(parts.kind, parts.name, parts.settings);
+    let run = parts.run;
+    let mut card = ModelCard::new(parts.kind, &run.name, parts.settings);
     let mut train_data = Vec::new();
-    let mut bases = vec![parts.base.to_string()];
+    let mut bases = vec![run.base.clone()];
     if let Some(record) = parts.base_card.and_then(|c| c.training.as_ref()) {
         train_data.extend(record.train_data.iter().cloned());
         bases.extend(record.base.iter().cloned());
     }
-    train_data.push(parts.train_path.to_string());
+    train_data.push(run.train_path.clone());
+    let mut hyperparameters = run.hyperparameters();
+    if let serde_json::Value::Object(own) = parts.hyperparameters {
+        hyperparameters.extend(own);
+    }
     card.training = Some(TrainingRecord {
         train_data,
-        dev_data: Some(parts.dev_path.to_string()),
-        hyperparameters: parts.hyperparameters,
-        seed: parts.seed,
+        dev_data: Some(run.dev_path.clone()),
+        hyperparameters: serde_json::Value::Object(hyperparameters),
+        seed: run.seed,
         epochs_completed: state.epoch,
         best_epoch: state.early.best_epoch,
         metrics: state.best_metrics.clone(),
@@ -183,7 +273,7 @@ pub fn write_training_card(parts: CardParts, state: &RunState) -> Result<ModelCa
         machine: machine(),
         base: bases,
     });
-    card.write(parts.out)?;
+    card.write(&run.out)?;
     Ok(card)
 }
 
@@ -226,21 +316,21 @@ fn write_plot(out: &Path) -> Result<()> {
 /// Trains `task` (fresh, or from its checkpoint with `opts.resume`) and returns the card of
 /// the weights kept.
 pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
-    let out = opts.out;
+    let out = opts.run.out.as_path();
     let ckpt = out.join(CHECKPOINT);
     let total_steps = opts.total_steps;
     let schedule = WarmupLinear {
-        peak: opts.lr,
-        warmup: ((total_steps as f64 * opts.warmup).ceil() as usize).max(1),
+        peak: opts.run.lr,
+        warmup: ((total_steps as f64 * opts.run.warmup).ceil() as usize).max(1),
         total: total_steps,
     };
-    let accumulate = opts.accumulate.max(1);
+    let accumulate = opts.run.accumulate.max(1);
     let metric = task.selection_metric();
     let groups = task.groups();
     let params = all_params(&groups);
     let mut adam = AdamW::new(&params);
     let mut log = TrainingLog::open(out)?;
-    let mut state = if opts.resume {
+    let mut state = if opts.run.resume {
         let s = load_checkpoint(&ckpt, task, &mut adam)?;
         log.append(&serde_json::json!({"event": "resume", "epoch": s.epoch, "step": s.opt_step}))?;
         s
@@ -251,7 +341,7 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
             batches_done: 0,
             opt_step: 0,
             evals: 0,
-            early: EarlyStopping::new(opts.patience),
+            early: EarlyStopping::new(opts.run.patience),
             best_metrics: BTreeMap::new(),
             train_seconds: 0.0,
             stopped: false,
@@ -268,7 +358,10 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
     let (mut window_loss, mut window_pairs, mut window_steps) = (0.0, 0usize, 0usize);
     let mut window_started = Instant::now();
 
-    'epochs: while state.epoch < opts.epochs && !state.stopped && state.opt_step < total_steps {
+    'epochs: while state.epoch < opts.run.epochs.max(1)
+        && !state.stopped
+        && state.opt_step < total_steps
+    {
         let batches = task.batches(state.epoch);
         let (mut step_loss, mut step_pairs, mut micro) = (0.0, 0usize, 0usize);
         while state.batches_done < batches.len() {
@@ -290,11 +383,11 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
                 continue;
             }
             micro = 0;
-            let grad_norm = clip_gradients(&params, opts.max_grad_norm);
+            let grad_norm = clip_gradients(&params, opts.run.max_grad_norm);
             let lr = schedule.at(state.opt_step);
             state.opt_step += 1;
             for (group, factor) in &groups {
-                adam.step(group, lr * factor, opts.weight_decay, state.opt_step);
+                adam.step(group, lr * factor, opts.run.weight_decay, state.opt_step);
             }
             zero_gradients(&params);
             progress.step(step_pairs as u64, step_loss / step_pairs.max(1) as f64);
@@ -315,7 +408,9 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
                 window_started = Instant::now();
             }
             let at_end = last || state.opt_step >= total_steps;
-            if at_end || (opts.eval_every > 0 && state.opt_step.is_multiple_of(opts.eval_every)) {
+            if at_end
+                || (opts.run.eval_every > 0 && state.opt_step.is_multiple_of(opts.run.eval_every))
+            {
                 if last {
                     state.epoch += 1;
                     state.batches_done = 0;
@@ -365,12 +460,12 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
                 if last {
                     continue 'epochs;
                 }
-            } else if opts.checkpoint_every > 0
-                && state.opt_step.is_multiple_of(opts.checkpoint_every)
+            } else if opts.run.checkpoint_every > 0
+                && state.opt_step.is_multiple_of(opts.run.checkpoint_every)
             {
                 state.train_seconds = elapsed();
                 save_checkpoint(&ckpt, task, &adam, &state)?;
-                if opts.interrupt_after == Some(state.opt_step) {
+                if opts.run.interrupt_after == Some(state.opt_step) {
                     return Err(ModelError::Backend("interrupted (test)".into()));
                 }
             }
@@ -524,24 +619,31 @@ mod tests {
         }
     }
 
-    fn options(out: &Path, accumulate: usize) -> LoopOptions<'_> {
-        LoopOptions {
-            label: "line",
-            out,
+    fn options(out: &Path, accumulate: usize) -> RunOptions {
+        RunOptions {
             epochs: 3,
             accumulate,
-            total_steps: 6,
             lr: 0.1,
             warmup: 0.2,
-            weight_decay: 0.01,
             max_grad_norm: 5.0,
             patience: 10,
-            eval_every: 0,
             checkpoint_every: 1,
-            resume: false,
-            interrupt_after: None,
-            start: serde_json::json!({"event": "start"}),
+            ..RunOptions::defaults("", out, "line")
         }
+    }
+
+    /// The loop over six optimizer steps.
+    fn train_line(line: &Line, opts: &RunOptions) -> Result<ModelCard> {
+        let start = serde_json::json!({"event": "start"});
+        run(
+            line,
+            &LoopOptions {
+                run: opts,
+                label: "line",
+                total_steps: 6,
+                start,
+            },
+        )
     }
 
     #[test]
@@ -551,9 +653,9 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         let whole = Line::new(2, true, &a);
-        run(&whole, &options(&a, 1)).unwrap();
+        train_line(&whole, &options(&a, 1)).unwrap();
         let halves = Line::new(1, true, &b);
-        run(&halves, &options(&b, 2)).unwrap();
+        train_line(&halves, &options(&b, 2)).unwrap();
         let ((w1, b1), (w2, b2)) = (whole.values(), halves.values());
         assert!(
             (w1 - w2).abs() < 1e-6 && (b1 - b2).abs() < 1e-6,
@@ -576,7 +678,7 @@ mod tests {
         let full = dir.path().join("full");
         std::fs::create_dir_all(&full).unwrap();
         let straight = Line::new(2, false, &full);
-        run(&straight, &options(&full, 1)).unwrap();
+        train_line(&straight, &options(&full, 1)).unwrap();
         let log = TrainingLog::read(&full).unwrap();
         let evals: Vec<bool> = log
             .iter()
@@ -596,11 +698,11 @@ mod tests {
         std::fs::create_dir_all(&cut).unwrap();
         let mut opts = options(&cut, 1);
         opts.interrupt_after = Some(3);
-        assert!(run(&Line::new(2, false, &cut), &opts).is_err());
+        assert!(train_line(&Line::new(2, false, &cut), &opts).is_err());
         opts.interrupt_after = None;
         opts.resume = true;
         let resumed = Line::new(2, false, &cut);
-        run(&resumed, &opts).unwrap();
+        train_line(&resumed, &opts).unwrap();
         assert_eq!(resumed.values(), straight.values());
 
         // Without the moments the continuation differs: the test sees what is restored.
@@ -609,7 +711,7 @@ mod tests {
         std::fs::create_dir_all(&bare).unwrap();
         let mut opts = options(&bare, 1);
         opts.interrupt_after = Some(3);
-        assert!(run(&Line::new(2, false, &bare), &opts).is_err());
+        assert!(train_line(&Line::new(2, false, &bare), &opts).is_err());
         let zeros: Vec<(String, Tensor)> = ansel_torch::read_tensors(&moments)
             .unwrap()
             .into_iter()
@@ -619,7 +721,7 @@ mod tests {
         opts.interrupt_after = None;
         opts.resume = true;
         let reset = Line::new(2, false, &bare);
-        run(&reset, &opts).unwrap();
+        train_line(&reset, &opts).unwrap();
         assert!((reset.values().0 - straight.values().0).abs() > 1e-4);
     }
 
@@ -633,7 +735,7 @@ mod tests {
         }
         let out = dir.path().join("out");
         prepare_out(&out, "line", false, &base).unwrap();
-        run(&Line::new(2, true, &out), &options(&out, 1)).unwrap();
+        train_line(&Line::new(2, true, &out), &options(&out, 1)).unwrap();
         let err = prepare_out(&out, "line", false, &base)
             .unwrap_err()
             .to_string();

@@ -10,6 +10,7 @@
 //! record lists both data sets and both bases.
 
 use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
+pub use crate::run::RunOptions;
 pub(crate) use crate::run::RunState;
 use crate::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee,
@@ -29,71 +30,27 @@ use std::path::{Path, PathBuf};
 /// Everything a fine-tuning run needs.
 #[derive(Debug, Clone, Serialize)]
 pub struct TrainOptions {
-    /// Hugging Face BERT directory, or a cross-encoder directory (TANDA's adapt step).
-    pub base: String,
-    pub train_path: String,
-    pub dev_path: String,
-    pub out: PathBuf,
-    pub name: String,
+    /// `base`: a Hugging Face BERT directory, or a cross-encoder directory (TANDA's adapt step).
+    #[serde(flatten)]
+    pub run: RunOptions,
     pub input: InputMode,
-    pub max_len: usize,
-    pub epochs: usize,
-    pub lr: f64,
-    /// Pairs per forward/backward pass.
-    pub batch_size: usize,
-    /// Micro-batches per optimizer step (effective batch = batch_size * accumulate).
-    pub accumulate: usize,
-    /// Fraction of all optimizer steps spent warming up.
-    pub warmup: f64,
-    pub weight_decay: f64,
-    pub max_grad_norm: f64,
-    pub seed: u64,
-    /// Evaluations without a better dev MAP before stopping.
-    pub patience: usize,
-    /// Evaluate on dev every this many optimizer steps (0: once per epoch only).
-    pub eval_every: usize,
-    /// Save a checkpoint every this many optimizer steps (also after every evaluation).
-    pub checkpoint_every: usize,
     /// Train only on questions with at least one positive candidate.
     pub answered_only: bool,
     /// Use at most this many training pairs (whole questions, in a seeded random order).
     pub max_pairs: Option<usize>,
-    /// Stop after this many optimizer steps in all (for short transfer runs).
-    pub max_steps: Option<usize>,
-    pub threads: usize,
-    pub resume: bool,
-    /// Tests only: fail as if killed right after the checkpoint of this optimizer step.
-    #[serde(skip)]
-    pub interrupt_after: Option<usize>,
 }
 
 impl TrainOptions {
     pub fn defaults(base: &str, out: &Path) -> TrainOptions {
         TrainOptions {
-            base: base.into(),
-            train_path: String::new(),
-            dev_path: String::new(),
-            out: out.to_path_buf(),
-            name: "cross-encoder".into(),
+            run: RunOptions {
+                accumulate: 2,
+                threads: 2,
+                ..RunOptions::defaults(base, out, KIND)
+            },
             input: InputMode::Pair,
-            max_len: 128,
-            epochs: 3,
-            lr: 3e-5,
-            batch_size: 16,
-            accumulate: 2,
-            warmup: 0.1,
-            weight_decay: 0.01,
-            max_grad_norm: 1.0,
-            seed: 42,
-            patience: 3,
-            eval_every: 0,
-            checkpoint_every: 50,
             answered_only: true,
             max_pairs: None,
-            max_steps: None,
-            threads: 2,
-            resume: false,
-            interrupt_after: None,
         }
     }
 }
@@ -155,7 +112,7 @@ fn training_pairs(
         .filter(|q| !opts.answered_only || q.positives() > 0)
         .collect();
     if let Some(max) = opts.max_pairs {
-        shuffle_seeded(&mut chosen, opts.seed);
+        shuffle_seeded(&mut chosen, opts.run.seed);
         let mut total = 0;
         chosen.retain(|q| {
             let keep = total < max;
@@ -171,7 +128,7 @@ fn training_pairs(
         for c in &q.candidates {
             pairs
                 .items
-                .push(encode_candidate(tok, q, c, opts.input, opts.max_len)?);
+                .push(encode_candidate(tok, q, c, opts.input, opts.run.max_len)?);
             pairs
                 .labels
                 .push(if c.label == Some(true) { 1.0 } else { 0.0 });
@@ -180,7 +137,7 @@ fn training_pairs(
     if pairs.items.is_empty() {
         return Err(ModelError::Unsupported {
             model: KIND.into(),
-            message: format!("{}: no training pairs", opts.train_path),
+            message: format!("{}: no training pairs", opts.run.train_path),
         });
     }
     Ok(pairs)
@@ -196,7 +153,7 @@ fn dev_set(
     let mut items = Vec::new();
     for q in &questions {
         for c in &q.candidates {
-            items.push(encode_candidate(tok, q, c, opts.input, opts.max_len)?);
+            items.push(encode_candidate(tok, q, c, opts.input, opts.run.max_len)?);
         }
     }
     Ok((questions, items))
@@ -236,8 +193,8 @@ impl Trainee for CrossTrainee<'_> {
     fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
         bucketed_batches(
             &self.lengths,
-            self.opts.batch_size,
-            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+            self.opts.run.batch_size,
+            self.opts.run.seed.wrapping_add(epoch as u64 * 7919),
         )
     }
 
@@ -287,23 +244,18 @@ impl Trainee for CrossTrainee<'_> {
     }
 }
 
-/// Fine-tunes a cross-encoder and writes the model directory `opts.out`
+/// Fine-tunes a cross-encoder and writes the model directory `opts.run.out`
 /// (model.json, config.json, tokenizer.json, model.safetensors in fp16, train-log.jsonl,
 /// training.svg, and checkpoint/ for `--resume`).
 pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Result<ModelCard> {
-    ansel_torch::init(opts.threads, opts.seed);
-    let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.base)?;
-    prepare_out(&opts.out, KIND, opts.resume, &base_dir)?;
+    ansel_torch::init(opts.run.threads, opts.run.seed);
+    let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.run.base)?;
+    prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
     let pairs = training_pairs(&tok, train, opts)?;
     let dev_set = dev_set(&tok, dev, opts)?;
     let lengths: Vec<usize> = pairs.items.iter().map(Encoded::len).collect();
-    let batches_per_epoch = lengths.len().div_ceil(opts.batch_size.max(1));
-    let accumulate = opts.accumulate.max(1);
-    let steps_per_epoch = batches_per_epoch.div_ceil(accumulate);
-    let mut total_steps = steps_per_epoch * opts.epochs;
-    if let Some(max) = opts.max_steps {
-        total_steps = total_steps.min(max);
-    }
+    let batches_per_epoch = lengths.len().div_ceil(opts.run.batch_size.max(1));
+    let (steps_per_epoch, total_steps) = opts.run.steps(batches_per_epoch);
     let start = serde_json::json!({
         "event": "start", "options": opts, "train_pairs": pairs.items.len(),
         "positives": pairs.labels.iter().filter(|&&l| l > 0.5).count(),
@@ -316,7 +268,7 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
         KIND,
         pairs.items.len(),
         batches_per_epoch,
-        opts.batch_size,
+        opts.run.batch_size,
         total_steps,
         dev_set.0.len()
     );
@@ -333,20 +285,9 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     run(
         &trainee,
         &LoopOptions {
+            run: &opts.run,
             label: "train",
-            out: &opts.out,
-            epochs: opts.epochs,
-            accumulate,
             total_steps,
-            lr: opts.lr,
-            warmup: opts.warmup,
-            weight_decay: opts.weight_decay,
-            max_grad_norm: opts.max_grad_norm,
-            patience: opts.patience,
-            eval_every: opts.eval_every,
-            checkpoint_every: opts.checkpoint_every,
-            resume: opts.resume,
-            interrupt_after: opts.interrupt_after,
             start,
         },
     )
@@ -383,31 +324,20 @@ fn write_card(
 ) -> Result<ModelCard> {
     let settings = CrossEncoderSettings {
         input: opts.input,
-        max_len: opts.max_len,
+        max_len: opts.run.max_len,
         batch_size: 32,
     };
     write_training_card(
         CardParts {
             kind: KIND,
-            name: &opts.name,
+            run: &opts.run,
             settings: serde_json::to_value(&settings).expect("serializes"),
-            base: &opts.base,
             base_card: base,
-            train_path: &opts.train_path,
-            dev_path: &opts.dev_path,
             hyperparameters: serde_json::json!({
-                "loss": "pointwise BCE", "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)",
-                "lr": opts.lr, "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-                "batch_size": opts.batch_size, "accumulate": opts.accumulate,
-                "effective_batch": opts.batch_size * opts.accumulate, "epochs": opts.epochs,
-                "max_len": opts.max_len, "input": opts.input, "weight_decay": opts.weight_decay,
-                "max_grad_norm": opts.max_grad_norm, "dropout": "from config.json",
-                "answered_only": opts.answered_only, "max_pairs": opts.max_pairs, "max_steps": opts.max_steps,
-                "train_pairs": pairs, "eval_every": opts.eval_every, "patience": opts.patience,
-                "threads": opts.threads, "weights": "fp16",
+                "loss": "pointwise BCE", "input": opts.input, "dropout": "from config.json",
+                "answered_only": opts.answered_only, "max_pairs": opts.max_pairs,
+                "train_pairs": pairs, "weights": "fp16",
             }),
-            seed: opts.seed,
-            out: &opts.out,
         },
         state,
     )
@@ -460,12 +390,12 @@ pub(crate) mod tests {
 
     fn options(base: &Path, out: &Path) -> TrainOptions {
         let mut o = TrainOptions::defaults(base.to_str().unwrap(), out);
-        o.lr = 1e-3;
-        o.batch_size = 3;
-        o.accumulate = 2;
-        o.epochs = 1;
-        o.threads = 1;
-        o.warmup = 0.0;
+        o.run.lr = 1e-3;
+        o.run.batch_size = 3;
+        o.run.accumulate = 2;
+        o.run.epochs = 1;
+        o.run.threads = 1;
+        o.run.warmup = 0.0;
         o
     }
 
@@ -482,7 +412,7 @@ pub(crate) mod tests {
         let base = tiny_base(dir.path(), 0.1);
         let out = dir.path().join("out");
         let mut opts = options(&base, &out);
-        opts.max_steps = Some(1);
+        opts.run.max_steps = Some(1);
         train(&opts, &questions(), &questions()).unwrap();
         let before = weights(&base.join("model.safetensors"));
         let after = weights(&out.join(CHECKPOINT).join("weights.safetensors"));
@@ -523,25 +453,25 @@ pub(crate) mod tests {
         // Uninterrupted: 6 optimizer steps (2 epochs of 3 micro-batches of 2 pairs).
         let full = dir.path().join("full");
         let mut opts = options(&base, &full);
-        opts.epochs = 2;
-        opts.batch_size = 2;
-        opts.accumulate = 1;
-        opts.checkpoint_every = 1;
+        opts.run.epochs = 2;
+        opts.run.batch_size = 2;
+        opts.run.accumulate = 1;
+        opts.run.checkpoint_every = 1;
         train(&opts, &questions(), &questions()).unwrap();
         // Killed after the checkpoint of step 4 (in the second epoch), then resumed.
         let cut = dir.path().join("cut");
         let mut first = opts.clone();
-        first.out = cut.clone();
-        first.interrupt_after = Some(4);
+        first.run.out = cut.clone();
+        first.run.interrupt_after = Some(4);
         assert!(train(&first, &questions(), &questions()).is_err());
         let state_path = cut.join(CHECKPOINT).join("state.json");
         let state: RunState = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
         assert_eq!((state.opt_step, state.epoch, state.batches_done), (4, 1, 1));
         let mut again = opts.clone();
-        again.out = cut.clone();
+        again.run.out = cut.clone();
         // Refuses to overwrite a run without --resume.
         assert!(train(&again, &questions(), &questions()).is_err());
-        again.resume = true;
+        again.run.resume = true;
         train(&again, &questions(), &questions()).unwrap();
         let a = weights(&full.join(CHECKPOINT).join("weights.safetensors"));
         let b = weights(&cut.join(CHECKPOINT).join("weights.safetensors"));
@@ -558,12 +488,12 @@ pub(crate) mod tests {
         let base = tiny_base(dir.path(), 0.1);
         let transfer = dir.path().join("transfer");
         let mut opts = options(&base, &transfer);
-        opts.train_path = "big.jsonl".into();
+        opts.run.train_path = "big.jsonl".into();
         train(&opts, &questions(), &questions()).unwrap();
         let adapt = dir.path().join("adapt");
         let mut opts2 = options(&base, &adapt);
-        opts2.base = transfer.to_str().unwrap().into();
-        opts2.train_path = "small.jsonl".into();
+        opts2.run.base = transfer.to_str().unwrap().into();
+        opts2.run.train_path = "small.jsonl".into();
         opts2.input = InputMode::Context;
         let card = train(&opts2, &questions(), &questions()).unwrap();
         let record = card.training.clone().unwrap();

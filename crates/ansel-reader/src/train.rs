@@ -10,83 +10,47 @@
 use crate::model::{SpanInput, HEAD_FILE};
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
 use ansel_bert::run::{
-    prepare_out, run, write_training_card, CardParts, LoopOptions, RunState, Trainee,
+    prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions, RunState, Trainee,
 };
 use ansel_bert::train::{bucketed_batches, load_weights_into};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{Kind, Tensor};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Everything a span-extractor run needs.
+/// Everything a span-extractor run needs: `run.base` is a Hugging Face BERT directory, an
+/// ansel cross-encoder, or a span extractor.
 #[derive(Debug, Clone, Serialize)]
 pub struct SpanTrainOptions {
-    /// A Hugging Face BERT directory, an ansel cross-encoder, or a span extractor.
-    pub base: String,
-    pub train_path: String,
-    pub dev_path: String,
+    #[serde(flatten)]
+    pub run: RunOptions,
     /// How the training examples were made (recorded in the card), e.g. "jacana gold spans".
     pub data_note: String,
-    pub out: PathBuf,
-    pub name: String,
-    pub max_len: usize,
     pub max_question_pieces: usize,
     pub max_answer_tokens: usize,
-    pub epochs: usize,
-    pub lr: f64,
-    pub batch_size: usize,
-    pub accumulate: usize,
-    pub warmup: f64,
-    pub weight_decay: f64,
-    pub max_grad_norm: f64,
-    pub seed: u64,
-    pub patience: usize,
-    /// Evaluate on dev every this many optimizer steps (0: once per epoch only).
-    pub eval_every: usize,
-    pub checkpoint_every: usize,
-    pub max_steps: Option<usize>,
-    pub threads: usize,
-    pub resume: bool,
-    /// Tests only: fail as if killed right after the checkpoint of this optimizer step.
-    #[serde(skip)]
-    pub interrupt_after: Option<usize>,
 }
 
 impl SpanTrainOptions {
     pub fn defaults(base: &str, out: &Path) -> SpanTrainOptions {
         let s = SpanSettings::default();
         SpanTrainOptions {
-            base: base.into(),
-            train_path: String::new(),
-            dev_path: String::new(),
+            run: RunOptions {
+                max_len: s.max_len,
+                lr: 5e-5,
+                patience: 2,
+                checkpoint_every: 20,
+                ..RunOptions::defaults(base, out, KIND)
+            },
             data_note: String::new(),
-            out: out.to_path_buf(),
-            name: KIND.into(),
-            max_len: s.max_len,
             max_question_pieces: s.max_question_pieces,
             max_answer_tokens: s.max_answer_tokens,
-            epochs: 3,
-            lr: 5e-5,
-            batch_size: 16,
-            accumulate: 1,
-            warmup: 0.1,
-            weight_decay: 0.01,
-            max_grad_norm: 1.0,
-            seed: 42,
-            patience: 2,
-            eval_every: 0,
-            checkpoint_every: 20,
-            max_steps: None,
-            threads: 1,
-            resume: false,
-            interrupt_after: None,
         }
     }
 
     fn settings(&self) -> SpanSettings {
         SpanSettings {
-            max_len: self.max_len,
+            max_len: self.run.max_len,
             max_question_pieces: self.max_question_pieces,
             max_answer_tokens: self.max_answer_tokens,
         }
@@ -156,8 +120,8 @@ impl Trainee for SpanTrainee<'_> {
     fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
         bucketed_batches(
             &self.lengths,
-            self.opts.batch_size,
-            self.opts.seed.wrapping_add(epoch as u64 * 7919),
+            self.opts.run.batch_size,
+            self.opts.run.seed.wrapping_add(epoch as u64 * 7919),
         )
     }
 
@@ -207,7 +171,7 @@ impl Trainee for SpanTrainee<'_> {
     }
 }
 
-/// Fine-tunes a span extractor and writes the model directory `opts.out` (model.json,
+/// Fine-tunes a span extractor and writes the model directory `opts.run.out` (model.json,
 /// config.json, tokenizer.json, model.safetensors in fp16, span_head.safetensors,
 /// train-log.jsonl, checkpoint/ for `--resume`).
 pub fn train(
@@ -215,27 +179,23 @@ pub fn train(
     train: &[SpanExample],
     dev: &[SpanExample],
 ) -> Result<ModelCard> {
-    ansel_torch::init(opts.threads, opts.seed);
-    let base_dir = ansel_bert::resolve_base(&opts.base)?;
+    ansel_torch::init(opts.run.threads, opts.run.seed);
+    let base_dir = ansel_bert::resolve_base(&opts.run.base)?;
     let (mut model, had_head) = SpanExtractor::from_base(&base_dir, opts.settings())?;
-    prepare_out(&opts.out, KIND, opts.resume, &base_dir)?;
+    prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
     let (inputs, gold, dropped) = encode_examples(&model, train)?;
     if inputs.is_empty() {
         return Err(ModelError::Unsupported {
             model: KIND.into(),
             message: format!(
                 "{}: no training example with an answer span inside --max-len",
-                opts.train_path
+                opts.run.train_path
             ),
         });
     }
     let lengths: Vec<usize> = inputs.iter().map(|i| i.enc.len()).collect();
-    let batches_per_epoch = lengths.len().div_ceil(opts.batch_size.max(1));
-    let steps_per_epoch = batches_per_epoch.div_ceil(opts.accumulate.max(1));
-    let mut total_steps = steps_per_epoch * opts.epochs;
-    if let Some(max) = opts.max_steps {
-        total_steps = total_steps.min(max);
-    }
+    let batches_per_epoch = lengths.len().div_ceil(opts.run.batch_size.max(1));
+    let (steps_per_epoch, total_steps) = opts.run.steps(batches_per_epoch);
     model.set_requires_grad(true);
     let start = serde_json::json!({
         "event": "start", "options": opts, "train_examples": inputs.len(),
@@ -259,20 +219,9 @@ pub fn train(
     run(
         &trainee,
         &LoopOptions {
+            run: &opts.run,
             label: "train",
-            out: &opts.out,
-            epochs: opts.epochs,
-            accumulate: opts.accumulate,
             total_steps,
-            lr: opts.lr,
-            warmup: opts.warmup,
-            weight_decay: opts.weight_decay,
-            max_grad_norm: opts.max_grad_norm,
-            patience: opts.patience,
-            eval_every: opts.eval_every,
-            checkpoint_every: opts.checkpoint_every,
-            resume: opts.resume,
-            interrupt_after: opts.interrupt_after,
             start,
         },
     )
@@ -282,25 +231,15 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
     write_training_card(
         CardParts {
             kind: KIND,
-            name: &opts.name,
+            run: &opts.run,
             settings: serde_json::to_value(opts.settings()).expect("serializes"),
-            base: &opts.base,
             base_card: None,
-            train_path: &opts.train_path,
-            dev_path: &opts.dev_path,
             hyperparameters: serde_json::json!({
                 "data": opts.data_note, "loss": "cross-entropy of the gold start and end token (mean of the two)",
-                "optimizer": "AdamW (decoupled weight decay; none on biases and LayerNorm)", "lr": opts.lr,
-                "schedule": format!("linear warm-up over {} of the steps, then linear decay to 0", opts.warmup),
-                "batch_size": opts.batch_size, "accumulate": opts.accumulate, "epochs": opts.epochs,
-                "max_len": opts.max_len, "max_question_pieces": opts.max_question_pieces,
-                "max_answer_tokens": opts.max_answer_tokens, "weight_decay": opts.weight_decay,
-                "max_grad_norm": opts.max_grad_norm, "train_examples": examples, "eval_every": opts.eval_every,
-                "patience": opts.patience, "max_steps": opts.max_steps, "threads": opts.threads,
-                "early_stopping": "dev token F1", "weights": "fp16 encoder, fp32 head",
+                "max_question_pieces": opts.max_question_pieces, "max_answer_tokens": opts.max_answer_tokens,
+                "train_examples": examples, "early_stopping": "dev token F1",
+                "weights": "fp16 encoder, fp32 head",
             }),
-            seed: opts.seed,
-            out: &opts.out,
         },
         state,
     )
@@ -310,6 +249,7 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
 mod tests {
     use super::*;
     use ansel_bert::run::CHECKPOINT;
+    use std::path::PathBuf;
 
     fn tiny_base(dir: &Path) -> PathBuf {
         ansel_bert::testing::tiny_base(dir, 0.1)
@@ -341,12 +281,12 @@ mod tests {
 
     fn options(base: &Path, out: &Path) -> SpanTrainOptions {
         let mut o = SpanTrainOptions::defaults(base.to_str().unwrap(), out);
-        o.lr = 3e-3;
-        o.batch_size = 3;
-        o.epochs = 40;
-        o.warmup = 0.0;
-        o.patience = 100;
-        o.checkpoint_every = 1;
+        o.run.lr = 3e-3;
+        o.run.batch_size = 3;
+        o.run.epochs = 40;
+        o.run.warmup = 0.0;
+        o.run.patience = 100;
+        o.run.checkpoint_every = 1;
         o
     }
 
@@ -390,21 +330,21 @@ mod tests {
         let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
         let full = dir.path().join("full");
         let mut opts = options(&base, &full);
-        opts.epochs = 3;
-        opts.batch_size = 1;
+        opts.run.epochs = 3;
+        opts.run.batch_size = 1;
         train(&opts, &examples(), &examples()).unwrap();
         let cut = dir.path().join("cut");
         let mut first = opts.clone();
-        first.out = cut.clone();
-        first.interrupt_after = Some(5);
+        first.run.out = cut.clone();
+        first.run.interrupt_after = Some(5);
         assert!(train(&first, &examples(), &examples()).is_err());
         let mut again = opts.clone();
-        again.out = cut.clone();
+        again.run.out = cut.clone();
         assert!(
             train(&again, &examples(), &examples()).is_err(),
             "refuses to overwrite without --resume"
         );
-        again.resume = true;
+        again.run.resume = true;
         train(&again, &examples(), &examples()).unwrap();
         let read = |d: &Path| -> BTreeMap<String, Tensor> {
             Tensor::read_safetensors(d.join(CHECKPOINT).join("weights.safetensors"))
@@ -425,7 +365,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path());
         let mut opts = options(&base, &dir.path().join("out"));
-        opts.max_len = 10;
+        opts.run.max_len = 10;
         opts.max_question_pieces = 4;
         let (model, _) = SpanExtractor::from_base(&base, opts.settings()).unwrap();
         let (inputs, gold, dropped) = encode_examples(&model, &examples()).unwrap();

@@ -137,50 +137,38 @@ pub fn run(args: AdaptArgs) -> Result<()> {
         dev.len()
     );
     let base = args.base.display().to_string();
+    // Both model kinds take the same run options; each keeps its own defaults for the rest.
+    let run = |defaults: ansel_bert::run::RunOptions, name: String| ansel_bert::run::RunOptions {
+        train_path: train_path.display().to_string(),
+        dev_path: dev_path.display().to_string(),
+        name,
+        epochs: args.epochs,
+        lr: args.lr,
+        batch_size: args.batch_size,
+        accumulate: 1,
+        max_steps: args.max_steps,
+        eval_every: args.eval_every,
+        patience: args.patience,
+        seed: args.seed,
+        threads: args.threads,
+        resume: args.resume,
+        extra: report.clone(),
+        ..defaults
+    };
     let card = if card.kind == ansel_bert::BI_KIND {
         let mut o = ansel_bert::bi_train::BiTrainOptions::defaults(&base, &args.out);
-        o.train_path = train_path.display().to_string();
-        o.dev_path = dev_path.display().to_string();
-        o.name = format!("{} adapted (SEDAN)", card.name);
-        o.epochs = args.epochs;
-        o.lr = args.lr;
+        o.run = run(o.run, format!("{} adapted (SEDAN)", card.name));
         o.head_lr_factor = args.head_lr_factor;
-        o.batch_size = args.batch_size;
-        o.max_steps = args.max_steps;
-        o.eval_every = args.eval_every;
-        o.patience = args.patience;
-        o.seed = args.seed;
-        o.threads = args.threads;
-        o.resume = args.resume;
-        o.max_len = card
+        o.run.max_len = card
             .config
             .get("max_len")
             .and_then(serde_json::Value::as_u64)
-            .map_or(o.max_len, |m| m as usize);
-        o.extra = report.clone();
+            .map_or(o.run.max_len, |m| m as usize);
         ansel_bert::bi_train::train_bi_encoder(&o, &train, &dev)?
     } else {
         let mut o = ansel_bert::train::TrainOptions::defaults(&base, &args.out);
-        o.train_path = train_path.display().to_string();
-        o.dev_path = dev_path.display().to_string();
-        o.name = format!("{} adapted (synthetic pairs)", card.name);
-        o.epochs = args.epochs;
-        o.lr = args.lr;
-        o.batch_size = args.batch_size;
-        o.accumulate = 1;
-        o.max_steps = args.max_steps;
-        o.eval_every = args.eval_every;
-        o.patience = args.patience;
-        o.seed = args.seed;
-        o.threads = args.threads;
-        o.resume = args.resume;
-        let mut card = ansel_bert::train::train(&o, &train, &dev)?;
-        // The cross-encoder trainer has no place for the synthetic-data report: add it.
-        if let Some(t) = card.training.as_mut() {
-            t.hyperparameters["extra"] = report.clone();
-        }
-        card.write(&args.out)?;
-        card
+        o.run = run(o.run, format!("{} adapted (synthetic pairs)", card.name));
+        ansel_bert::train::train(&o, &train, &dev)?
     };
     let used_pairs: usize = train.iter().map(|q| q.candidates.len()).sum();
     eprintln!(

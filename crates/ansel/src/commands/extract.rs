@@ -78,25 +78,8 @@ pub fn train_span_extractor(args: &TrainArgs) -> Result<()> {
         bail!("--model span-extractor needs --base DIR (a Hugging Face BERT directory, e.g. vendor/models/all-minilm-l6-v2, or a cross-encoder)")
     };
     let mut opts = ansel_reader::train::SpanTrainOptions::defaults(base, &args.out);
-    opts.train_path = args.train.display().to_string();
-    opts.dev_path = args.dev.display().to_string();
-    opts.seed = args.seed;
-    opts.patience = args.patience;
-    opts.resume = args.resume;
-    opts.threads = args.threads;
-    opts.epochs = args.epochs.unwrap_or(opts.epochs);
-    opts.lr = args.lr.unwrap_or(opts.lr);
-    opts.batch_size = args.batch_size.unwrap_or(opts.batch_size);
-    opts.max_len = ce.max_len;
-    opts.warmup = ce.warmup;
-    opts.eval_every = ce.eval_every;
-    opts.checkpoint_every = ce.checkpoint_every;
-    opts.max_steps = ce.max_steps;
-    opts.accumulate = ce.accumulate;
+    opts.run = args.run_options(opts.run);
     opts.max_answer_tokens = r.max_answer_tokens;
-    if let Some(name) = &ce.name {
-        opts.name = name.clone();
-    }
     let (train, dev) = if r.synthetic {
         let generator = ansel_synth::ClozeGenerator {
             question_words: r.synthetic_question_words,

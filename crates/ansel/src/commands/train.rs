@@ -60,9 +60,10 @@ pub struct CrossEncoderArgs {
     /// Maximum tokens per input (the question is kept; candidate/context are cut).
     #[arg(long, default_value_t = 128)]
     pub max_len: usize,
-    /// Micro-batches per optimizer step (gradient accumulation).
-    #[arg(long, default_value_t = 2)]
-    pub accumulate: usize,
+    /// Micro-batches per optimizer step (gradient accumulation) [default: 2 for the
+    /// cross-encoder, 1 for the bi-encoder and the span extractor].
+    #[arg(long)]
+    pub accumulate: Option<usize>,
     /// Fraction of the optimizer steps spent warming the learning rate up.
     #[arg(long, default_value_t = 0.1)]
     pub warmup: f64,
@@ -90,6 +91,34 @@ pub struct CrossEncoderArgs {
 }
 
 impl TrainArgs {
+    /// The options every transformer trainer shares: the flags given, over `defaults` (the
+    /// model family's own).
+    pub fn run_options(
+        &self,
+        defaults: ansel_bert::run::RunOptions,
+    ) -> ansel_bert::run::RunOptions {
+        let ce = &self.cross_encoder;
+        ansel_bert::run::RunOptions {
+            train_path: self.train.display().to_string(),
+            dev_path: self.dev.display().to_string(),
+            seed: self.seed,
+            patience: self.patience,
+            resume: self.resume,
+            threads: self.threads,
+            epochs: self.epochs.unwrap_or(defaults.epochs),
+            lr: self.lr.unwrap_or(defaults.lr),
+            batch_size: self.batch_size.unwrap_or(defaults.batch_size),
+            accumulate: ce.accumulate.unwrap_or(defaults.accumulate),
+            max_len: ce.max_len,
+            warmup: ce.warmup,
+            eval_every: ce.eval_every,
+            checkpoint_every: ce.checkpoint_every,
+            max_steps: ce.max_steps,
+            name: ce.name.clone().unwrap_or_else(|| defaults.name.clone()),
+            ..defaults
+        }
+    }
+
     /// The --train and --dev data sets, each error naming its option.
     pub fn read_splits(&self) -> Result<(Vec<ansel_data::Question>, Vec<ansel_data::Question>)> {
         let train = ansel_data::read_path(&self.train, None).context("cannot read --train data")?;
@@ -115,31 +144,6 @@ const TRAINERS: &[(&str, Trainer)] = &[
     (ansel_reader::KIND, super::extract::train_span_extractor),
 ];
 
-/// Copies the common and transformer options onto the options of a transformer trainer
-/// (the cross-encoder's and the bi-encoder's, whose fields share these names).
-macro_rules! apply_transformer_options {
-    ($opts:ident, $args:ident) => {{
-        let ce = &$args.cross_encoder;
-        $opts.train_path = $args.train.display().to_string();
-        $opts.dev_path = $args.dev.display().to_string();
-        $opts.seed = $args.seed;
-        $opts.patience = $args.patience;
-        $opts.resume = $args.resume;
-        $opts.threads = $args.threads;
-        $opts.epochs = $args.epochs.unwrap_or($opts.epochs);
-        $opts.lr = $args.lr.unwrap_or($opts.lr);
-        $opts.batch_size = $args.batch_size.unwrap_or($opts.batch_size);
-        $opts.max_len = ce.max_len;
-        $opts.warmup = ce.warmup;
-        $opts.eval_every = ce.eval_every;
-        $opts.checkpoint_every = ce.checkpoint_every;
-        $opts.max_steps = ce.max_steps;
-        if let Some(name) = &ce.name {
-            $opts.name = name.clone();
-        }
-    }};
-}
-
 fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     let ce = &args.cross_encoder;
     let Some(base) = ce.base.as_deref() else {
@@ -147,13 +151,12 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     };
     let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::train::TrainOptions::defaults(base, &args.out);
-    apply_transformer_options!(opts, args);
+    opts.run = args.run_options(opts.run);
     opts.input = if ce.context {
         ansel_bert::InputMode::Context
     } else {
         ansel_bert::InputMode::Pair
     };
-    opts.accumulate = ce.accumulate;
     opts.answered_only = !ce.all_questions;
     opts.max_pairs = ce.max_pairs;
     let card = ansel_bert::train::train(&opts, &train, &dev)?;
@@ -161,9 +164,9 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--model bi-encoder`: SEDAN's Siamese bi-encoder. Takes the cross-encoder options that
-/// apply (--base, --max-len per sentence, --warmup, --eval-every, --checkpoint-every,
-/// --max-steps, --name); --batch-size counts pairs per optimizer step (whole questions).
+/// `--model bi-encoder`: SEDAN's Siamese bi-encoder. Takes the transformer options
+/// (--max-len counts tokens per sentence); --batch-size counts pairs per micro-batch
+/// (whole questions).
 fn train_bi_encoder(args: &TrainArgs) -> Result<()> {
     let ce = &args.cross_encoder;
     let Some(base) = ce.base.as_deref() else {
@@ -171,7 +174,7 @@ fn train_bi_encoder(args: &TrainArgs) -> Result<()> {
     };
     let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::bi_train::BiTrainOptions::defaults(base, &args.out);
-    apply_transformer_options!(opts, args);
+    opts.run = args.run_options(opts.run);
     opts.head_lr_factor = ce.head_lr_factor;
     let card = ansel_bert::bi_train::train_bi_encoder(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
