@@ -6,7 +6,7 @@
 #   bash scripts/train-cross-encoder.sh tanda      # TANDA step 2: adapt the transferred model on WikiQA
 #   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
-#   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 2 WikiQA epochs
+#   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
@@ -33,7 +33,7 @@ case "${1:-}" in
       --epochs 1 --eval-every 200 --name minilm-l6-trecqa-transfer-all "${@:2}" ;;
   tanda-all)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all \
-      --epochs 2 --eval-every 90 --name minilm-l6-tanda-all "${@:2}" ;;
+      --epochs 1 --eval-every 90 --name minilm-l6-tanda-all "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
