@@ -318,36 +318,53 @@ fn io(name: &str, elem_type: i32, dims: &[&str]) -> ValueInfoProto {
     }
 }
 
-/// Checks that `weights` holds every tensor of a cross-encoder with `config`, with its shape.
-fn check(config: &BertConfig, w: &Weights) -> Result<(), String> {
-    let h = config.hidden_size;
-    let mut need: Vec<(String, Vec<i64>)> = vec![
+/// Every tensor a cross-encoder with `config` has, with its shape (Hugging Face names).
+fn expected_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
+    let (h, i) = (c.hidden_size, c.intermediate_size);
+    let mut v: Vec<(String, Vec<i64>)> = vec![
         (
             "embeddings.word_embeddings.weight".into(),
-            vec![config.vocab_size, h],
+            vec![c.vocab_size, h],
         ),
         (
             "embeddings.position_embeddings.weight".into(),
-            vec![config.max_position_embeddings, h],
+            vec![c.max_position_embeddings, h],
         ),
         (
             "embeddings.token_type_embeddings.weight".into(),
-            vec![config.type_vocab_size, h],
+            vec![c.type_vocab_size, h],
         ),
+        ("embeddings.LayerNorm.weight".into(), vec![h]),
+        ("embeddings.LayerNorm.bias".into(), vec![h]),
         ("pooler.dense.weight".into(), vec![h, h]),
+        ("pooler.dense.bias".into(), vec![h]),
         ("classifier.weight".into(), vec![1, h]),
+        ("classifier.bias".into(), vec![1]),
     ];
-    for i in 0..config.num_hidden_layers {
-        need.push((
-            format!("encoder.layer.{i}.intermediate.dense.weight"),
-            vec![config.intermediate_size, h],
-        ));
-        need.push((
-            format!("encoder.layer.{i}.output.dense.weight"),
-            vec![h, config.intermediate_size],
-        ));
+    for l in 0..c.num_hidden_layers {
+        let p = format!("encoder.layer.{l}");
+        for (name, out, inp) in [
+            ("attention.self.query", h, h),
+            ("attention.self.key", h, h),
+            ("attention.self.value", h, h),
+            ("attention.output.dense", h, h),
+            ("intermediate.dense", i, h),
+            ("output.dense", h, i),
+        ] {
+            v.push((format!("{p}.{name}.weight"), vec![out, inp]));
+            v.push((format!("{p}.{name}.bias"), vec![out]));
+        }
+        for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
+            v.push((format!("{p}.{name}.weight"), vec![h]));
+            v.push((format!("{p}.{name}.bias"), vec![h]));
+        }
     }
-    for (name, shape) in need {
+    v
+}
+
+/// Checks that `weights` holds every tensor of a cross-encoder with `config`, with its shape.
+fn check(config: &BertConfig, w: &Weights) -> Result<(), String> {
+    for (name, shape) in expected_shapes(config) {
         match w.get(&name) {
             None => return Err(format!("tensor `{name}` is missing")),
             Some((dims, values))
@@ -360,10 +377,10 @@ fn check(config: &BertConfig, w: &Weights) -> Result<(), String> {
             _ => {}
         }
     }
-    if h % config.num_attention_heads != 0 {
+    if config.num_attention_heads <= 0 || config.hidden_size % config.num_attention_heads != 0 {
         return Err(format!(
-            "hidden_size {h} is not a multiple of num_attention_heads {}",
-            config.num_attention_heads
+            "hidden_size {} is not a multiple of num_attention_heads {}",
+            config.hidden_size, config.num_attention_heads
         ));
     }
     Ok(())
@@ -497,4 +514,80 @@ pub fn cross_encoder(
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    #[test]
+    fn per_row_quantization_is_within_half_a_step() {
+        let values = [0.5f32, -1.0, 0.25, 0.0, 0.0, 0.0, 3.0, 2.9, -0.01];
+        let (q, scales) = quantize_per_row(&values, 3, 3);
+        assert_eq!(q[1], -127, "the largest magnitude maps to 127");
+        assert_eq!(&q[3..6], &[0, 0, 0]);
+        assert_eq!(scales[1], 1.0, "an all-zero row keeps scale 1");
+        for r in 0..3 {
+            for c in 0..3 {
+                let back = q[r * 3 + c] as f32 * scales[r];
+                assert!((back - values[r * 3 + c]).abs() <= scales[r] / 2.0 + 1e-7);
+            }
+        }
+    }
+
+    #[test]
+    fn float16_storage_only_when_exact() {
+        assert!(exact_f16(&[0.5, -2.0, 0.099975586]).is_some());
+        assert!(exact_f16(&[0.1]).is_none());
+    }
+
+    fn tiny_weights(c: &BertConfig) -> Weights {
+        expected_shapes(c)
+            .into_iter()
+            .map(|(name, dims)| {
+                let n = dims.iter().product::<i64>() as usize;
+                let values = (0..n).map(|k| ((k % 7) as f32 - 3.0) / 8.0).collect();
+                (name, (dims, values))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_graph_round_trips_through_protobuf() {
+        let config = BertConfig::tiny(25);
+        let w = tiny_weights(&config);
+        for precision in [Precision::Fp32, Precision::Int8] {
+            let model = cross_encoder(&config, &w, precision, &[]).unwrap();
+            let bytes = model.encode_to_vec();
+            let back = ModelProto::decode(bytes.as_slice()).unwrap();
+            assert_eq!(back, model);
+            let graph = back.graph.unwrap();
+            let quantized = graph
+                .node
+                .iter()
+                .filter(|n| n.op_type == "DynamicQuantizeMatMul")
+                .count();
+            // Six dense layers per encoder layer, plus the pooler.
+            let expected = match precision {
+                Precision::Fp32 => 0,
+                Precision::Int8 => 6 * config.num_hidden_layers as usize + 1,
+            };
+            assert_eq!(quantized, expected, "{precision:?}");
+            assert_eq!(graph.output[0].name, "logits");
+        }
+    }
+
+    #[test]
+    fn a_missing_or_misshapen_tensor_is_named() {
+        let config = BertConfig::tiny(25);
+        let mut w = tiny_weights(&config);
+        w.remove("encoder.layer.1.output.dense.bias");
+        let err = cross_encoder(&config, &w, Precision::Int8, &[]).unwrap_err();
+        assert!(err.contains("encoder.layer.1.output.dense.bias"), "{err}");
+        let mut w = tiny_weights(&config);
+        w.get_mut("classifier.weight").unwrap().0 = vec![2, config.hidden_size];
+        let err = cross_encoder(&config, &w, Precision::Fp32, &[]).unwrap_err();
+        assert!(err.contains("classifier.weight"), "{err}");
+    }
 }
