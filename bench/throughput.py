@@ -102,6 +102,7 @@ meta = {"torch": torch.__version__, "transformers": transformers.__version__,
 if ort:
     meta.update({"ort": ort["stack"], "ort_loadavg_start": ort["loadavg_start"], "ort_loadavg_end": ort["loadavg_end"]})
 meta["loadavg_torch_end"] = open("/proc/loadavg").read().strip()
+meta["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY", "")
 with open(f"{out_prefix}.jsonl", "w") as f:
     f.write(json.dumps({"meta": meta}) + "\n")
     for r in rows:
@@ -132,7 +133,7 @@ if ort:
         f"(2 threads each, median of {iters} after 3 warm-up rounds), so the ratio against tch is measured under",
         "the same load; PyTorch ran in its own process right after (ratios against it are less steady).",
         f"{ort['stack']}. Load average (1/5/15 min) at its start: {ort['loadavg_start']}; at its end: {ort['loadavg_end']};"
-        f" after PyTorch: {meta['loadavg_torch_end']}.",
+        f" after PyTorch: {meta['loadavg_torch_end']}. OMP_WAIT_POLICY={meta['OMP_WAIT_POLICY'] or '(unset)'}.",
         "",
         "| batch x len | tch pairs/s | ort fp32 pairs/s | ort int8 pairs/s | PyTorch pairs/s | ort int8 / PyTorch | ort fp32 / PyTorch | ort int8 / tch (same process) | ort fp32 / tch (same process) | max abs logit diff fp32 / int8 vs tch |",
         "|---|---|---|---|---|---|---|---|---|---|",

@@ -58,7 +58,9 @@ lines += [
     "at run time). `tch` is the source model as ansel scores it with libtorch. Metrics from `ansel eval`",
     "on the set each model was trained for; score differences are per (question, candidate) pair",
     "against the tch scores; top-1 agreement is the share of questions whose best-scored candidate",
-    "is the same as under tch.",
+    "is the same as under tch (over every question in the run file, answered or not). Eval wall time",
+    "(2 threads; the 1-minute load average after it in brackets) is indicative only: the machine is",
+    "shared, and its load moved between runs; `bench/throughput.sh` compares speed properly.",
     "",
     "| set | model | backend | questions | P@1 | MAP | MRR | max abs score diff vs tch | mean abs diff | top-1 agreement | eval s (load avg) |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -77,7 +79,7 @@ for tag, label, source in SETS:
                "P@1": r["P@1"], "MAP": r["MAP"], "MRR": r["MRR"], "eval_seconds": r["eval_seconds"],
                "loadavg_after": r["loadavg_after"], "vs_tch": cmp}
         rows.append(row)
-        c = ("| {max_abs_diff:.3g} | {mean_abs_diff:.3g} | {top1_agreement:.1%} ".format(**cmp)
+        c = ("| {max_abs_diff:.3g} | {mean_abs_diff:.3g} | {top1_agreement:.1%} of {questions} ".format(**cmp)
              if cmp else "| - | - | - ")
         lines.append(f"| {label} | {source} | {backend} | {r['questions']} | {r['P@1']:.4f} | {r['MAP']:.4f} | "
                      f"{r['MRR']:.4f} {c}| {r['eval_seconds']} ({r['loadavg_after'].split()[0]}) |")
@@ -86,6 +88,37 @@ for tag, label, source in SETS:
                   f"MAP {q['MAP'] - t['MAP']:+.4f}, MRR {q['MRR'] - t['MRR']:+.4f}; "
                   f"fp32 ONNX minus tch: MAP {metrics['ort fp32']['MAP'] - t['MAP']:+.4f}")
 lines += ["", "Differences (int8 against its fp32 source):", ""] + deltas + [""]
+
+# Speed: the ONNX Runtime rows of bench/throughput.sh runs (docs/results/cross-encoder-throughput*.jsonl).
+speed, seen = [], set()
+for path in sorted(glob.glob("docs/results/cross-encoder-throughput*.jsonl")):
+    text = open(path).read()
+    if text in seen:  # the latest run is also kept under a run name
+        continue
+    seen.add(text)
+    recs = [json.loads(l) for l in text.splitlines() if l.strip()]
+    meta = recs[0].get("meta", {})
+    for r in recs[1:]:
+        if "ort_int8_pairs_per_s" in r:
+            speed.append((os.path.basename(path), meta, r))
+if speed:
+    lines += [
+        "## Speed (from `bash bench/throughput.sh`)",
+        "",
+        "Batch 32, 2 threads, all-MiniLM-L6-v2 + a seeded head, identical inputs. tch, ort fp32 and ort int8 run",
+        "batch by batch in turn in one process; PyTorch in its own process right after. int8 / fp32 is measured",
+        "within ONNX Runtime, under the same load, and is the steadiest figure here.",
+        "",
+        "| run file | len | load avg at start | OMP_WAIT_POLICY | tch | ort fp32 | ort int8 | PyTorch | int8 / fp32 (ort) | int8 / tch | int8 / PyTorch | fp32 / PyTorch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, meta, r in speed:
+        lines.append(
+            f"| {name} | {r['len']} | {meta.get('ort_loadavg_start', '?').split(' ')[0]} | {meta.get('OMP_WAIT_POLICY') or '(unset)'} | {r['ort_tch_pairs_per_s']} | "
+            f"{r['ort_fp32_pairs_per_s']} | {r['ort_int8_pairs_per_s']} | {r['torch_pairs_per_s']} | "
+            f"{r['ort_int8_pairs_per_s'] / r['ort_fp32_pairs_per_s']:.2f}x | {r['ratio_ort_int8_over_tch_interleaved']:.2f}x | "
+            f"{r['ratio_ort_int8_over_torch']:.2f}x | {r['ratio_ort_fp32_over_torch']:.2f}x |")
+    lines.append("")
 with open(f"{out_prefix}.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")

@@ -83,6 +83,14 @@ pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>>
 /// `precision` (replacing `out` atomically); returns the new card.
 pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Result<ModelCard> {
     let card = ModelCard::read(src)?;
+    if let (Ok(a), Ok(b)) = (src.canonicalize(), out.canonicalize()) {
+        if a == b {
+            return Err(ModelError::Format {
+                path: out.to_path_buf(),
+                message: "the output directory is the source model; choose another --out".into(),
+            });
+        }
+    }
     if card.kind != ansel_bert::KIND {
         return Err(ModelError::Format {
             path: src.join(ansel_model::CARD_FILE),
