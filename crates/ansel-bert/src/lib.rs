@@ -34,7 +34,7 @@ pub use bi_encoder::{
 pub use config::BertConfig;
 pub use model::{Batch, CrossEncoder};
 pub use plot::training_svg;
-pub use ranker::{CrossEncoderRanker, InputMode, KIND};
+pub use ranker::{encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND};
 pub use tokenize::{Encoded, PairTokenizer};
 
 use ansel_model::{ModelError, Result};

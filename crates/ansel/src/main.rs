@@ -51,6 +51,8 @@ enum Command {
     BenchServer(commands::bench_server::BenchServerArgs),
     /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
     EqagLatency(commands::eqag::LatencyArgs),
+    /// Convert a cross-encoder to an ONNX graph scored by ONNX Runtime (int8 dynamic quantization or fp32).
+    Quantize(commands::quantize::QuantizeArgs),
     /// Extractive QA benchmark: exact match and token F1 of answer spans read from ranked sentences.
     EvalExtract(commands::extract::EvalExtractArgs),
 }
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::cassie::explain(args),
         Command::EqagLatency(args) => commands::eqag::latency(args),
         Command::EvalExtract(args) => commands::extract::run_eval(args),
+        Command::Quantize(args) => commands::quantize::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

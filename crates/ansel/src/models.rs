@@ -19,6 +19,7 @@ const LOADERS: &[(&str, Loader)] = &[
     (ansel_cassie::KIND, load_cassie),
     (ansel_bert::BI_KIND, load_bi_encoder),
     (ansel_graph::KIND, crate::commands::eqag::load),
+    (ansel_onnx::KIND, load_onnx),
 ];
 
 /// The model that ranks candidates users bring (`rank`): word overlap with
@@ -37,6 +38,10 @@ pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
 fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
+}
+
+fn load_onnx(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_onnx::OnnxRanker::load(dir, card)?))
 }
 
 fn load_cassie(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
@@ -78,6 +83,25 @@ fn named_model_dir(name: &str) -> Option<PathBuf> {
         .into_iter()
         .map(|folder| folder.join(name))
         .find(|dir| dir.join(ansel_model::CARD_FILE).is_file())
+}
+
+/// A model directory given as a path or by name (one of [`model_folders`]).
+pub fn model_dir(spec: &str) -> Result<PathBuf> {
+    let path = Path::new(spec);
+    if path.join(ansel_model::CARD_FILE).is_file() {
+        return Ok(path.to_path_buf());
+    }
+    named_model_dir(spec).ok_or_else(|| {
+        anyhow!(
+            "{spec:?} is not a model directory (no {}) and no model of that name is in {}",
+            ansel_model::CARD_FILE,
+            model_folders()
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 /// Resolves a model spec: a built-in lexical model, a model directory, the

@@ -12,6 +12,7 @@ pub mod eval_ask;
 pub mod eval_trec;
 pub mod extract;
 pub mod index;
+pub mod quantize;
 pub mod rank;
 pub mod serve;
 pub mod synth;

@@ -1,0 +1,352 @@
+//! ansel's cross-encoder as an ONNX graph, scored by ONNX Runtime.
+//!
+//! - [`convert`] reads a cross-encoder model directory (`ansel train --model cross-encoder`:
+//!   config.json, model.safetensors, tokenizer.json, model.json) and writes a directory with
+//!   `model.onnx` (the whole scorer: encoder, pooler and head, built by [`graph`] and encoded
+//!   with prost, no Python), the tokenizer and a card of kind [`KIND`] that records the
+//!   source model and the [`Precision`]: `fp32`, or `int8` dynamic quantization.
+//! - [`OnnxRanker`] serves such a directory as a [`Ranker`] through the `ort` crate, which
+//!   loads `libonnxruntime.so` at run time ([`runtime_library`]; fetched from PyPI by
+//!   `scripts/fetch-onnxruntime.sh`).
+
+pub mod graph;
+pub mod proto;
+
+pub use graph::{Precision, Weights};
+
+use ansel_bert::{
+    card_settings, encode_candidate, read_model_dir, CrossEncoder, CrossEncoderSettings, Encoded,
+    PairTokenizer,
+};
+use ansel_data::Question;
+use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Ranker, Result};
+use ansel_torch::tch::Kind;
+use ort::session::{builder::GraphOptimizationLevel, Session};
+use ort::value::Tensor;
+use prost::Message;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// The `kind` of the card of a converted model.
+pub const KIND: &str = "cross-encoder-onnx";
+/// The graph's file in a converted model directory.
+pub const ONNX_FILE: &str = "model.onnx";
+/// Environment variable naming `libonnxruntime.so` explicitly.
+pub const DYLIB_ENV: &str = "ORT_DYLIB_PATH";
+/// The script that fetches the library into `vendor/onnxruntime/lib`.
+pub const FETCH_SCRIPT: &str = "scripts/fetch-onnxruntime.sh";
+
+/// The settings of a converted model's card (`config`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OnnxSettings {
+    /// Input layout, length limit and batch size, as the source cross-encoder had them.
+    #[serde(flatten)]
+    pub encoder: CrossEncoderSettings,
+    pub precision: Precision,
+    /// What `precision` means, in words.
+    pub scheme: String,
+    /// The source model directory, as given to `ansel quantize`.
+    pub source: String,
+    /// The source card's name.
+    pub source_name: String,
+    pub opset: i64,
+}
+
+/// Every parameter of `model` as float32 values by Hugging Face name.
+pub fn weights_of(model: &CrossEncoder) -> Result<Weights> {
+    model
+        .params()
+        .iter()
+        .map(|(name, t)| {
+            let values = Vec::<f32>::try_from(t.to_kind(Kind::Float).contiguous().view([-1]))
+                .map_err(|e| ModelError::Backend(format!("tensor {name}: {e}")))?;
+            Ok((name.clone(), (t.size(), values)))
+        })
+        .collect()
+}
+
+/// The ONNX protobuf bytes of `model` at `precision`.
+pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>> {
+    let weights = weights_of(model)?;
+    let proto = graph::cross_encoder(
+        &model.config,
+        &weights,
+        precision,
+        &[("precision", format!("{precision:?}").to_lowercase())],
+    )
+    .map_err(ModelError::Backend)?;
+    Ok(proto.encode_to_vec())
+}
+
+/// Converts the cross-encoder directory `src` into an ONNX model directory `out` at
+/// `precision` (replacing `out` atomically); returns the new card.
+pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Result<ModelCard> {
+    let card = ModelCard::read(src)?;
+    if let (Ok(a), Ok(b)) = (src.canonicalize(), out.canonicalize()) {
+        if a == b {
+            return Err(ModelError::Format {
+                path: out.to_path_buf(),
+                message: "the output directory is the source model; choose another --out".into(),
+            });
+        }
+    }
+    if card.kind != ansel_bert::KIND {
+        return Err(ModelError::Format {
+            path: src.join(ansel_model::CARD_FILE),
+            message: format!(
+                "field `kind`: {:?}; only {:?} models can be converted to ONNX",
+                card.kind,
+                ansel_bert::KIND
+            ),
+        });
+    }
+    let settings: CrossEncoderSettings = card_settings(src, &card)?;
+    let (model, _, initialised) = read_model_dir(src)?;
+    if !initialised.is_empty() {
+        return Err(ModelError::Format {
+            path: src.join("model.safetensors"),
+            message: format!("trained model lacks {}", initialised.join(", ")),
+        });
+    }
+    let bytes = onnx_bytes(&model, precision)?;
+    let config = OnnxSettings {
+        encoder: settings,
+        precision,
+        scheme: precision.scheme().to_string(),
+        source: src.display().to_string(),
+        source_name: card.name.clone(),
+        opset: graph::OPSET,
+    };
+    let mut new_card = ModelCard::new(
+        KIND,
+        name,
+        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
+    );
+    new_card.training = card.training.clone();
+    replace_dir(out, |dir| {
+        write_atomic(&dir.join(ONNX_FILE), &bytes)?;
+        for file in ["tokenizer.json", "config.json"] {
+            let from = src.join(file);
+            let data = std::fs::read(&from).map_err(|e| ModelError::io(&from, e))?;
+            write_atomic(&dir.join(file), &data)?;
+        }
+        new_card.write(dir)
+    })?;
+    Ok(new_card)
+}
+
+/// Where `libonnxruntime.so` is looked for, in order: `$ORT_DYLIB_PATH`, then
+/// `vendor/onnxruntime/lib` of the checkout the binary sits in (`target/release/ansel`, or a
+/// test binary in `target/*/deps`), then of the checkout it was built from.
+pub fn runtime_candidates() -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Some(p) = std::env::var_os(DYLIB_ENV) {
+        paths.push(PathBuf::from(p));
+        return paths;
+    }
+    let rel = Path::new("vendor/onnxruntime/lib/libonnxruntime.so");
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|exe| {
+        let exe = exe.canonicalize().unwrap_or(exe);
+        exe.parent().map(Path::to_path_buf)
+    }) {
+        paths.push(exe_dir.join("../..").join(rel));
+        paths.push(exe_dir.join("../../..").join(rel));
+    }
+    paths.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(rel),
+    );
+    paths
+}
+
+/// Loads ONNX Runtime once per process from the first of [`runtime_candidates`] that exists
+/// and returns the library's path; the error names every path tried and the script that
+/// fetches the library.
+pub fn runtime_library() -> Result<PathBuf> {
+    runtime().map(|(path, _)| path.clone())
+}
+
+fn runtime() -> Result<&'static (PathBuf, ort::environment::Environment)> {
+    static LOADED: OnceLock<std::result::Result<(PathBuf, ort::environment::Environment), String>> =
+        OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let tried = runtime_candidates();
+            let Some(path) = tried.iter().find(|p| p.is_file()) else {
+                let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                return Err(format!(
+                    "ONNX Runtime library not found (tried {}); run `bash {FETCH_SCRIPT}` \
+                     (it fetches libonnxruntime.so from the PyPI onnxruntime wheel) or set \
+                     {DYLIB_ENV}",
+                    list.join(", ")
+                ));
+            };
+            let path = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let env = ort::init_from(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .with_name("ansel")
+                .build()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((path, env))
+        })
+        .as_ref()
+        .map_err(|message| ModelError::Unsupported {
+            model: KIND.into(),
+            message: message.clone(),
+        })
+}
+
+/// Intra-op threads for new sessions: what the command set for libtorch (`--threads`, else
+/// libtorch's default of one per core), so both back-ends obey the same flag.
+fn threads() -> usize {
+    ansel_torch::tch::get_num_threads().max(1) as usize
+}
+
+/// An ONNX Runtime session on `path` with `threads` intra-op threads and all graph
+/// optimisations (GELU/LayerNorm fusions, constant folding of the float16 casts).
+pub fn open_session(path: &Path, threads: usize) -> Result<Session> {
+    let (_, env) = runtime()?;
+    if !path.is_file() {
+        return Err(ModelError::Format {
+            path: path.to_path_buf(),
+            message: "missing".into(),
+        });
+    }
+    let err = |e: String| ModelError::Format {
+        path: path.to_path_buf(),
+        message: e,
+    };
+    Session::builder(env)
+        .map_err(|e| err(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(|e| err(e.to_string()))?
+        .with_intra_threads(threads)
+        .map_err(|e| err(e.to_string()))?
+        .with_inter_threads(1)
+        .map_err(|e| err(e.to_string()))?
+        .commit_from_file(path)
+        .map_err(|e| err(e.to_string()))
+}
+
+/// Runs one padded batch; returns one logit per row.
+pub fn run_batch(session: &mut Session, items: &[&Encoded], pad: i64) -> Result<Vec<f32>> {
+    let len = items.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
+    let n = items.len();
+    let mut ids = vec![pad; n * len];
+    let mut types = vec![0i64; n * len];
+    let mut mask = vec![0i64; n * len];
+    for (row, e) in items.iter().enumerate() {
+        let at = row * len;
+        ids[at..at + e.len()].copy_from_slice(&e.ids);
+        types[at..at + e.len()].copy_from_slice(&e.types);
+        mask[at..at + e.len()].iter_mut().for_each(|m| *m = 1);
+    }
+    run_arrays(session, n, len, ids, types, mask)
+}
+
+/// Runs `[n, len]` id, segment and mask arrays (row-major) through the graph.
+pub fn run_arrays(
+    session: &mut Session,
+    n: usize,
+    len: usize,
+    ids: Vec<i64>,
+    types: Vec<i64>,
+    mask: Vec<i64>,
+) -> Result<Vec<f32>> {
+    let backend = |e: ort::Error| ModelError::Backend(format!("onnxruntime: {e}"));
+    let shape = [n as i64, len as i64];
+    let inputs = ort::inputs![
+        "input_ids" => Tensor::from_array((shape, ids)).map_err(backend)?,
+        "token_type_ids" => Tensor::from_array((shape, types)).map_err(backend)?,
+        "attention_mask" => Tensor::from_array((shape, mask)).map_err(backend)?,
+    ];
+    let outputs = session.run(inputs).map_err(backend)?;
+    let (_, logits) = outputs["logits"]
+        .try_extract_tensor::<f32>()
+        .map_err(backend)?;
+    Ok(logits.to_vec())
+}
+
+/// A converted model directory served as a [`Ranker`].
+pub struct OnnxRanker {
+    name: String,
+    session: Mutex<Session>,
+    tokenizer: PairTokenizer,
+    settings: OnnxSettings,
+}
+
+impl OnnxRanker {
+    /// Loads a directory written by [`convert`] (`ansel quantize`).
+    pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
+        let settings: OnnxSettings = card_settings(dir, card)?;
+        let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+        let session = open_session(&dir.join(ONNX_FILE), threads())?;
+        Ok(OnnxRanker {
+            name: card.name.clone(),
+            session: Mutex::new(session),
+            tokenizer,
+            settings,
+        })
+    }
+
+    pub fn settings(&self) -> &OnnxSettings {
+        &self.settings
+    }
+
+    pub fn tokenizer(&self) -> &PairTokenizer {
+        &self.tokenizer
+    }
+
+    /// Scores encoded pairs in batches, shortest first to pad little; input order kept.
+    pub fn score_pairs(&self, items: &[Encoded]) -> Result<Vec<f32>> {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&i| items[i].len());
+        let mut scores = vec![0f32; items.len()];
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        for chunk in order.chunks(self.settings.encoder.batch_size.max(1)) {
+            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
+            let values = run_batch(&mut session, &refs, self.tokenizer.pad)?;
+            for (&i, v) in chunk.iter().zip(values) {
+                scores[i] = v;
+            }
+        }
+        Ok(scores)
+    }
+}
+
+impl Ranker for OnnxRanker {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        let mut items = Vec::new();
+        for q in questions {
+            for c in &q.candidates {
+                items.push(encode_candidate(
+                    &self.tokenizer,
+                    q,
+                    c,
+                    self.settings.encoder.input,
+                    self.settings.encoder.max_len,
+                )?);
+            }
+        }
+        let flat = self.score_pairs(&items)?;
+        let mut at = 0;
+        Ok(questions
+            .iter()
+            .map(|q| {
+                let s = flat[at..at + q.candidates.len()].to_vec();
+                at += q.candidates.len();
+                s
+            })
+            .collect())
+    }
+}
