@@ -4,7 +4,7 @@
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
-#   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-report]
+#   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-quality|oof-report]
 #
 # `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
 # rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
@@ -215,16 +215,27 @@ oof_trecqa() {
   oof_compare trecqaall $base $base+wo
 }
 oof_features() {
-  # Out-of-fold scores with the node-feature extension (T+ only): [base, z(base), z(wo-rr)].
+  # The node-feature extension (T+ only): [base, z(base), z(wo-rr)], out of fold and in sample.
   SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 VARIANTS=t+ NODE_FEATURES=base,wo-rr \
     run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" VARIANTS=t+ NODE_FEATURES=base,wo-rr \
+    run wikiqa models/cosinenet-wikiqa "--clean"
+}
+oof_features_trecqa() {
+  # The same on TrecQA (no document order: word overlap `wo`).
+  local base=$W/bases/relcnn-trecqa
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $base "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $base "--clean"
 }
 
 case $step in
-  oof) oof_wikiqa; oof_trecqa; oof_features ;;
+  oof) oof_wikiqa; oof_trecqa; oof_features; oof_features_trecqa ;;
   oof-wikiqa) oof_wikiqa ;;
   oof-trecqa) oof_trecqa ;;
-  oof-features) oof_features ;;
+  oof-features) oof_features; oof_features_trecqa ;;
+  oof-features-trecqa) oof_features_trecqa ;;
   oof-report) ;;
   oof-quality) oof_train_quality wikiqa models/cosinenet-wikiqa wikiqa-cosinenet-wikiqa
     oof_train_quality trecqaall $W/bases/relcnn-trecqa trecqaall-relcnn-trecqa ;;
@@ -242,7 +253,7 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
   oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;
