@@ -229,6 +229,25 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
         &s(&dir.path().join("e2")),
     ]));
     assert_eq!(ranked.lines().count(), 5);
+    // --train-scores: the same scores from a file train the same GCN; a file that lacks
+    // training questions is refused.
+    let file = first["cache"].as_str().unwrap().to_string();
+    ok(eqag("e4", &s(&base), &["--train-scores", &file]));
+    assert_eq!(
+        card("e4")["training"]["hyperparameters"]["train_scores"]["kind"],
+        "file"
+    );
+    let gcn = |out: &str| std::fs::read_to_string(dir.path().join(out).join("gcn.json")).unwrap();
+    assert_eq!(gcn("e4"), gcn("e1"));
+    let partial = dir.path().join("partial.jsonl");
+    std::fs::write(&partial, scores.lines().next().unwrap()).unwrap();
+    let err = eqag("e5", &s(&base), &["--train-scores", &s(&partial)]);
+    assert!(!err.status.success());
+    let msg = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        msg.contains("4 of the 5 training questions are missing"),
+        "{msg}"
+    );
     // A cross-encoder base is refused, naming the alternative.
     let err = eqag(
         "e3",
