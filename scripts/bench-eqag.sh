@@ -4,7 +4,7 @@
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
-#   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-quality|oof-report]
+#   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report]
 #
 # `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
 # rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
@@ -59,15 +59,16 @@ cache() {
 run() {
   local by=${INTER_BY:-row}
   local fod=${FIT_ON_DEV:+--fit-on-dev}
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}${OOF_FOLDS:+-oof}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}${OOF_FOLDS:+-oof}${DIRECTED:+-dir}
   local nf=(); [ -z "${NODE_FEATURES:-}" ] || nf=(--node-features "$NODE_FEATURES")
   local oof=(); [ -z "${OOF_FOLDS:-}" ] || oof=(--oof-folds "$OOF_FOLDS" --oof-cache $W/oof-cache)
   local grid=(); [ -z "${SWEEP_GRID:-}" ] || read -r -a grid <<< "$SWEEP_GRID"
+  local dir=(); [ -z "${DIRECTED:-}" ] || dir=(--directed-inter)
   local vc=$W/cache/minilm-vectors-$ds-$by.bin
   local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
-    --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" --vector-cache $vc)
+    --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" "${dir[@]}" --vector-cache $vc)
   export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$vc
   $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
   for v in ${VARIANTS:-ta t+ t+-}; do
@@ -221,6 +222,13 @@ oof_features() {
   SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" VARIANTS=t+ NODE_FEATURES=base,wo-rr \
     run wikiqa models/cosinenet-wikiqa "--clean"
 }
+# Extension: directed inter-row edges (training answers send to a row, never receive), which
+# keep T+'s training graph from giving labels away; with out-of-fold scores. Tags get "-dir".
+oof_directed() {
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS="t+ t+-" \
+    run trecqaall $W/bases/relcnn-trecqa "--clean"
+}
 oof_features_trecqa() {
   # The same on TrecQA (no document order: word overlap `wo`).
   local base=$W/bases/relcnn-trecqa
@@ -231,7 +239,8 @@ oof_features_trecqa() {
 }
 
 case $step in
-  oof) oof_wikiqa; oof_trecqa; oof_features; oof_features_trecqa ;;
+  oof) oof_wikiqa; oof_trecqa; oof_features; oof_features_trecqa; oof_directed ;;
+  oof-directed) oof_directed ;;
   oof-wikiqa) oof_wikiqa ;;
   oof-trecqa) oof_trecqa ;;
   oof-features) oof_features; oof_features_trecqa ;;
@@ -253,7 +262,7 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
   oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;

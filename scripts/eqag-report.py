@@ -40,7 +40,8 @@ def oof_report():
     ]
     kinds = [("", "in-sample training-node scores (the paper's way)"), ("-oof", "out-of-fold training-node scores (extension)"),
              ("-nf", "in-sample + node features [base, z(base), z(lexical)] (extension)"),
-             ("-nf-oof", "out-of-fold + node features [base, z(base), z(lexical)] (extension)")]
+             ("-nf-oof", "out-of-fold + node features [base, z(base), z(lexical)] (extension)"),
+             ("-oof-dir", "out-of-fold + directed inter-row edges (extension)")]
 
     def seeds(tag, v):
         return [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
@@ -164,7 +165,7 @@ def oof_report():
                     gains.append(100 * (r["dev MAP"] - r["base dev MAP"]))
     collapsed = []
     for tag, title, base, about in sets:
-        for suffix in ("", "-oof", "-nf", "-nf-oof"):
+        for suffix in ("", "-oof", "-nf", "-nf-oof", "-oof-dir"):
             for v, name in VARIANTS[:3]:
                 n_bad = 0
                 rs = sorted(glob.glob(os.path.join(runs, f"{tag}{suffix}-{v}-s[0-9]", "model.json")))

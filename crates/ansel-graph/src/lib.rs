@@ -489,7 +489,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
                 graph.add(start + a, start + b, w);
             }
             for (a, node, w) in e.inter {
-                graph.add(start + a, node, w);
+                graph.add_inter(start + a, node, w, e.directed_inter);
             }
             let extra = rows.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
             features.extend(features::interleave(&f, extra));

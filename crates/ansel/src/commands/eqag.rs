@@ -105,6 +105,11 @@ pub struct EqagArgs {
     /// Where out-of-fold scores and fold rankers are cached (default: `oof-cache` beside --out).
     #[arg(long)]
     pub oof_cache: Option<PathBuf>,
+    /// Extension (not the paper): inter-row edges carry messages from training answers to a
+    /// row's nodes only, so that a training node's neighbourhood does not give its label away
+    /// (T+ joins rows to positives only).
+    #[arg(long)]
+    pub directed_inter: bool,
     /// Extension: the training rows' base scores from this file (`ansel rank` JSON lines),
     /// e.g. out-of-fold scores of a cross-encoder computed elsewhere; every training question
     /// must be in it.
@@ -279,6 +284,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         k_inter: e.k_inter,
         th_inter: e.th_inter,
         inter_by,
+        directed_inter: e.directed_inter,
     };
     // Base metrics on the questions the GCN is chosen on (the odd half with --fit-on-dev).
     let val = if e.fit_on_dev {
@@ -312,7 +318,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
             "variant": params.variant.name(), "k_intra": params.k_intra, "th_intra": params.th_intra,
             "k_rows": params.k_rows, "k_inter": params.k_inter, "th_inter": params.th_inter,
             "inter_by": e.inter_by, "fit_on_dev": e.fit_on_dev, "node_features": e.node_features,
-            "train_scores": train_scores_record["kind"],
+            "train_scores": train_scores_record["kind"], "directed_inter": e.directed_inter,
             "edges": model.config.training_edges, "best_epoch": result.best_epoch,
             "dev P@1": result.dev.metric("P@1"), "dev MAP": map, "dev MRR": result.dev.metric("MRR"),
             "base dev P@1": base_dev.metric("P@1"), "base dev MAP": base_dev.metric("MAP"),
