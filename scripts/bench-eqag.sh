@@ -228,6 +228,11 @@ oof_directed() {
   SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 run wikiqa models/cosinenet-wikiqa "--clean"
   SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS="t+ t+-" \
     run trecqaall $W/bases/relcnn-trecqa "--clean"
+  # ... with the node features too (T+ only).
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS=t+ NODE_FEATURES=base,wo-rr \
+    run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $W/bases/relcnn-trecqa "--clean"
 }
 oof_features_trecqa() {
   # The same on TrecQA (no document order: word overlap `wo`).

@@ -41,7 +41,8 @@ def oof_report():
     kinds = [("", "in-sample training-node scores (the paper's way)"), ("-oof", "out-of-fold training-node scores (extension)"),
              ("-nf", "in-sample + node features [base, z(base), z(lexical)] (extension)"),
              ("-nf-oof", "out-of-fold + node features [base, z(base), z(lexical)] (extension)"),
-             ("-oof-dir", "out-of-fold + directed inter-row edges (extension)")]
+             ("-oof-dir", "out-of-fold + directed inter-row edges (extension)"),
+             ("-nf-oof-dir", "out-of-fold + directed inter-row edges + node features [base, z(base), z(lexical)] (extension)")]
 
     def seeds(tag, v):
         return [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
@@ -148,11 +149,12 @@ def oof_report():
         body += ["", f"Every sweep line: `target/eqag-oof/results/sweep-{tag}[-oof]-VARIANT.jsonl`.", ""]
     def directed_note():
         parts = []
-        for tag, title, base, about in sets:
+        pairs = (("-oof", "-oof-dir", ""), ("-nf-oof", "-nf-oof-dir", " with node features"))
+        for (und, dirc, what), (tag, title, base, about) in [(p, t) for p in pairs for t in sets]:
             for v, name in VARIANTS[:3]:
-                a, d = seeds(f"{tag}-oof", v), seeds(f"{tag}-oof-dir", v)
+                a, d = seeds(f"{tag}{und}", v), seeds(f"{tag}{dirc}", v)
                 if a and d:
-                    parts.append(f"{title.split(' test')[0]} {name}: test P@1 {statistics.mean(r['P@1'] for r in d):.4f} directed "
+                    parts.append(f"{title.split(' test')[0]} {name}{what}: test P@1 {statistics.mean(r['P@1'] for r in d):.4f} directed "
                                  f"against {statistics.mean(r['P@1'] for r in a):.4f} undirected (MAP "
                                  f"{statistics.mean(r['MAP'] for r in d):.4f} against {statistics.mean(r['MAP'] for r in a):.4f})")
         if not parts:
@@ -178,7 +180,7 @@ def oof_report():
                     gains.append(100 * (r["dev MAP"] - r["base dev MAP"]))
     collapsed = []
     for tag, title, base, about in sets:
-        for suffix in ("", "-oof", "-nf", "-nf-oof", "-oof-dir"):
+        for suffix in ("", "-oof", "-nf", "-nf-oof", "-oof-dir", "-nf-oof-dir"):
             for v, name in VARIANTS[:3]:
                 n_bad = 0
                 rs = sorted(glob.glob(os.path.join(runs, f"{tag}{suffix}-{v}-s[0-9]", "model.json")))
