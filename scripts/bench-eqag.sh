@@ -4,6 +4,13 @@
 # latency with >= 2,000 stored training questions. Writes docs/results/eqag.md.
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
+#   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report]
+#
+# `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
+# rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
+# (`--oof-folds 5`: each fold of the training questions scored by the base's family retrained on
+# the other folds with the base's recorded recipe), a smaller sweep grid, the RI row and the
+# no-graph z-score fusion peer. Tags get "-oof".
 #
 # Extensions (not the paper): INTER_BY=answer (inter-row edges by answer similarity; tags get
 # "-answer"); FIT_ON_DEV=1 (the GCN is fitted on the even dev questions joined to the training
@@ -21,6 +28,7 @@ step=${1:-all}
 ansel=${ANSEL:-./target/release/ansel}
 D=../shared/data
 W=target/eqag
+case $step in oof*) W=target/eqag-oof ;; esac
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
 [ -x "$ansel" ] || cargo build --release -q -p ansel
@@ -51,18 +59,22 @@ cache() {
 run() {
   local by=${INTER_BY:-row}
   local fod=${FIT_ON_DEV:+--fit-on-dev}
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}${OOF_FOLDS:+-oof}${DIRECTED:+-dir}
   local nf=(); [ -z "${NODE_FEATURES:-}" ] || nf=(--node-features "$NODE_FEATURES")
+  local oof=(); [ -z "${OOF_FOLDS:-}" ] || oof=(--oof-folds "$OOF_FOLDS" --oof-cache $W/oof-cache)
+  local grid=(); [ -z "${SWEEP_GRID:-}" ] || read -r -a grid <<< "$SWEEP_GRID"
+  local dir=(); [ -z "${DIRECTED:-}" ] || dir=(--directed-inter)
+  local vc=$W/cache/minilm-vectors-$ds-$by.bin
   local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
-    --inter-by "$by" $fod "${nf[@]}" --vector-cache $W/cache/minilm-vectors-$by.bin)
-  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$W/cache/minilm-vectors-$by.bin
+    --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" "${dir[@]}" --vector-cache $vc)
+  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$vc
   $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
   for v in ${VARIANTS:-ta t+ t+-}; do
     local sweep=$W/results/sweep-$tag-$v.jsonl
     if [ ! -s "$sweep" ]; then
-      $ansel train "${common[@]}" --variant $v --seed 42 --sweep "$sweep" --out $W/runs/$tag-$v-sweep > /dev/null
+      $ansel train "${common[@]}" "${grid[@]}" --variant $v --seed 42 --sweep "$sweep" --out $W/runs/$tag-$v-sweep > /dev/null
     fi
     # The sweep's best graph settings, then one model per seed.
     local g=$(jq -r '.config.graph | "--k-intra \(.k_intra) --th-intra \(.th_intra) --k-rows \(.k_rows) --k-inter \(.k_inter) --th-inter \(.th_inter)"' $W/runs/$tag-$v-sweep/model.json)
@@ -167,7 +179,80 @@ model_features() {
   $ansel rank --data examples/sample-questions.jsonl --model models/eqag-minilm-l6-wikiqa | head -1
 }
 
+# Extension: out-of-fold training-node scores. The smaller grid: 36 settings per variant.
+OOF_GRID="--sweep-k-intra 1,3,5 --sweep-th-intra 0,0.5 --sweep-k-inter 3,10 --sweep-th-inter 0,0.5,0.9"
+oof_compare() {  # DATASET BASE PEER: in sample, then out of fold (same grid, seeds), then the peer
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" run "$1" "$2" "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 run "$1" "$2" "--clean"
+  fusion "$1" "$3" "$1-$(basename "$2")-peer"
+  oof_train_quality "$1" "$2" "$1-$(basename "$2")"
+}
+# The base's ranking of the graph's training rows: in sample (the base scoring the questions it
+# was trained on) against out of fold (the cached scores the `-oof` runs used), both scored by
+# `ansel eval-trec` against the same qrels.
+oof_train_quality() {  # DATASET BASE TAG
+  local dir=$W/trec/$3
+  mkdir -p $dir
+  $ansel eval --data $W/data/$1-train.* --clean --model "$2" --trec-dir $dir --json > $W/results/$3-train-insample.json
+  local scores=$(jq -r .training.hyperparameters.train_scores.cache $W/runs/$3-oof-ta-sweep/model.json)
+  jq -r '.id as $q | .scores | to_entries[] | "\($q) Q0 \(.value.id) \(.key + 1) \(.value.score) oof"' "$scores" > $dir/oof.run
+  $ansel eval-trec --qrels $dir/qrels.txt --run $dir/oof.run --clean --json > $W/results/$3-train-oof.json
+}
+oof_wikiqa() {
+  # The committed Cosinenet (list-wise + BiRNN, GloVe) trained on all of WikiQA train.
+  oof_compare wikiqa models/cosinenet-wikiqa models/cosinenet-wikiqa+wo-rr
+}
+oof_trecqa() {
+  # TrecQA: the graph's training rows are the answered TRAIN-ALL questions, which the base is
+  # trained on. RelCNN list-wise without an RNN: the fastest TrecQA configuration of
+  # efficient-rankers.md (Cosinenet + BiRNN is 0.8 MAP better there but 4x slower to train,
+  # and the out-of-fold scores train it 5 more times).
+  [ -s $W/data/trecqaall-train.jsonl ] || zcat $D/trecqa/jsonl/train-all.jsonl.gz | grep '"label": 1' > $W/data/trecqaall-train.jsonl
+  cp -n $D/trecqa/jsonl/dev-filtered.jsonl $W/data/trecqaall-dev.jsonl
+  cp -n $D/trecqa/jsonl/test-filtered.jsonl $W/data/trecqaall-test.jsonl
+  local base=$W/bases/relcnn-trecqa; mkdir -p $W/bases
+  [ -s $base/model.json ] || $ansel train --model relcnn --loss listwise --rnn none --seed 1 --threads 1 \
+    --train $D/trecqa/jsonl/train-all.jsonl.gz --dev $D/trecqa/jsonl/dev-filtered.jsonl --out $base >&2
+  oof_compare trecqaall $base $base+wo
+}
+oof_features() {
+  # The node-feature extension (T+ only): [base, z(base), z(wo-rr)], out of fold and in sample.
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 VARIANTS=t+ NODE_FEATURES=base,wo-rr \
+    run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" VARIANTS=t+ NODE_FEATURES=base,wo-rr \
+    run wikiqa models/cosinenet-wikiqa "--clean"
+}
+# Extension: directed inter-row edges (training answers send to a row, never receive), which
+# keep T+'s training graph from giving labels away; with out-of-fold scores. Tags get "-dir".
+oof_directed() {
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS="t+ t+-" \
+    run trecqaall $W/bases/relcnn-trecqa "--clean"
+  # ... with the node features too (T+ only).
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS=t+ NODE_FEATURES=base,wo-rr \
+    run wikiqa models/cosinenet-wikiqa "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 DIRECTED=1 VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $W/bases/relcnn-trecqa "--clean"
+}
+oof_features_trecqa() {
+  # The same on TrecQA (no document order: word overlap `wo`).
+  local base=$W/bases/relcnn-trecqa
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" OOF_FOLDS=5 VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $base "--clean"
+  SKIP_LIVE=1 FEATURE=minmax SWEEP_GRID="$OOF_GRID" VARIANTS=t+ NODE_FEATURES=base,wo \
+    run trecqaall $base "--clean"
+}
+
 case $step in
+  oof) oof_wikiqa; oof_trecqa; oof_features; oof_features_trecqa; oof_directed ;;
+  oof-directed) oof_directed ;;
+  oof-wikiqa) oof_wikiqa ;;
+  oof-trecqa) oof_trecqa ;;
+  oof-features) oof_features; oof_features_trecqa ;;
+  oof-features-trecqa) oof_features_trecqa ;;
+  oof-report) ;;
+  oof-quality) oof_train_quality wikiqa models/cosinenet-wikiqa wikiqa-cosinenet-wikiqa
+    oof_train_quality trecqaall $W/bases/relcnn-trecqa trecqaall-relcnn-trecqa ;;
   cache) for s in train dev test; do cache wikiqa $s models/minilm-l6-wikiqa; cache trecqa $s models/minilm-l6-tanda; done ;;
   wikiqa) run wikiqa models/minilm-l6-wikiqa "--clean" ;;
   trecqa) run trecqa models/minilm-l6-tanda "--clean" ;;
@@ -182,9 +267,10 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
+  oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;
   features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;
   *) python3 scripts/eqag-report.py $W/results docs/results/eqag.md ;;
 esac

@@ -92,6 +92,52 @@ impl TrainOptions {
     }
 }
 
+impl TrainOptions {
+    /// The recipe a saved model was trained with (its card: architecture, loss, RNN, vectors,
+    /// sizes, dropout, token limits; its training record: epochs, learning rate, batch size,
+    /// extra vocabulary, patience, seed), to train the same family again on other data
+    /// (out-of-fold base scores). `threads` keeps [`TrainOptions::new`]'s default (all cores).
+    pub fn from_card(
+        card: &ModelCard,
+        train_path: &str,
+        dev_path: &str,
+        out: &Path,
+    ) -> Result<Self> {
+        let bad = |message: String| ModelError::Unsupported {
+            model: card.name.clone(),
+            message,
+        };
+        let architecture: Architecture = card.kind.parse().map_err(bad)?;
+        let config: ModelConfig = serde_json::from_value(card.config.clone())
+            .map_err(|e| bad(format!("model.json field `config`: {e}")))?;
+        let training = card.training.as_ref().ok_or_else(|| {
+            bad("model.json has no `training` record: its recipe is unknown".into())
+        })?;
+        let h = &training.hyperparameters;
+        let number = |field: &str| -> Result<f64> {
+            h.get(field).and_then(|v| v.as_f64()).ok_or_else(|| {
+                bad(format!(
+                    "model.json field `training.hyperparameters.{field}` is missing or not a number"
+                ))
+            })
+        };
+        let mut opts = TrainOptions::new(architecture, train_path, dev_path, out);
+        opts.loss = config.loss;
+        opts.rnn = config.rnn;
+        opts.vectors = config.vectors.parse().map_err(bad)?;
+        opts.hidden = Some(config.hidden);
+        opts.dropout = config.dropout;
+        opts.limits = config.limits;
+        opts.seed = training.seed;
+        opts.epochs = number("epochs")? as usize;
+        opts.lr = Some(number("lr")?);
+        opts.batch_pairs = number("batch_pairs")? as usize;
+        opts.extra_vocab = number("extra_vocab")? as usize;
+        opts.patience = number("patience")? as usize;
+        Ok(opts)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TrainSummary {
     pub dev_map: f64,

@@ -342,3 +342,34 @@ fn a_work_directory_without_saved_moments_is_refused_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn the_recipe_of_a_saved_model_is_read_back_from_its_card() {
+    // The committed WikiQA Cosinenet: list-wise + BiRNN, GloVe, hidden 200, seed 2.
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/cosinenet-wikiqa");
+    let mut card = ModelCard::read(&dir).unwrap();
+    let out = std::path::Path::new("fold-out");
+    let opts = TrainOptions::from_card(&card, "train minus fold 1", "dev", out).unwrap();
+    assert_eq!(opts.architecture, Architecture::Cosinenet);
+    assert_eq!(opts.loss, Loss::Listwise);
+    assert_eq!(opts.rnn, RnnKind::Birnn);
+    assert_eq!(opts.vectors, ansel_vectors::VectorSource::Glove);
+    assert_eq!(opts.hidden, Some(200));
+    assert_eq!(opts.seed, 2);
+    assert_eq!(opts.epochs, 5);
+    assert_eq!(opts.lr, Some(0.002));
+    assert_eq!(opts.batch_pairs, 50);
+    assert_eq!(opts.extra_vocab, 10_000);
+    assert_eq!(opts.patience, 3);
+    assert_eq!(opts.limits.candidate_tokens, 60);
+    assert_eq!(opts.train_path, "train minus fold 1");
+    assert_eq!(opts.out, out);
+    // A card without its training record, or of another family, has no recipe here.
+    let training = card.training.take();
+    let err = TrainOptions::from_card(&card, "t", "d", out).unwrap_err();
+    assert!(err.to_string().contains("no `training` record"), "{err}");
+    card.training = training;
+    card.kind = "cross-encoder".into();
+    assert!(TrainOptions::from_card(&card, "t", "d", out).is_err());
+}

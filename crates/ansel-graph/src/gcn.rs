@@ -127,7 +127,11 @@ impl Gcn {
         let mut reached: HashMap<usize, Vec<(usize, f32)>> = HashMap::new();
         let mut to_train: Vec<Vec<(usize, f32)>> = vec![Vec::new(); n];
         for &(a, node, w) in &edges.inter {
-            reached.entry(node).or_default().push((a, w));
+            // A directed inter-row edge: the training node sends to the row, gets nothing back.
+            let back = reached.entry(node).or_default();
+            if !edges.directed_inter {
+                back.push((a, w));
+            }
             to_train[a].push((node, w));
             m_local[a] += w;
         }
@@ -411,12 +415,13 @@ mod tests {
 
     #[test]
     fn online_row_matches_the_full_graph_with_the_row_added() {
-        for root in [false, true] {
+        for (root, directed_inter) in [(false, false), (true, false), (false, true), (true, true)] {
             let (g, x) = small_graph();
             let row_x = vec![0.8, 0.2, 0.5];
             let edges = RowEdges {
                 intra: vec![(0, 2, 1.0)],
                 inter: vec![(0, 1, 0.6), (2, 1, 0.6), (0, 4, 0.9), (1, 3, 0.4)],
+                directed_inter,
             };
             let mut full = g.clone();
             full.adj.extend(vec![Vec::new(); 3]);
@@ -424,7 +429,17 @@ mod tests {
                 full.add(5 + a, 5 + b, w);
             }
             for &(a, t, w) in &edges.inter {
-                full.add(5 + a, t, w);
+                full.add_inter(5 + a, t, w, directed_inter);
+            }
+            // Directed: the training nodes' own scores do not move when the row joins.
+            if directed_inter {
+                let mut before = x.clone();
+                before.extend(&row_x);
+                let with_row = gcn(root).forward_full(&full, &before);
+                let without = gcn(root).forward_full(&g, &x);
+                for t in 0..5 {
+                    assert!((with_row[t] - without[t]).abs() < 1e-6);
+                }
             }
             let mut all_x = x.clone();
             all_x.extend(&row_x);
@@ -476,6 +491,7 @@ mod tests {
         let edges = RowEdges {
             intra: vec![(0, 1, 1.0)],
             inter: vec![(0, 2, 0.7), (1, 4, 0.3)],
+            directed_inter: false,
         };
         let mut full = g.clone();
         full.adj.extend(vec![Vec::new(); 2]);

@@ -124,6 +124,12 @@ pub struct GraphParams {
     pub th_inter: f32,
     #[serde(default)]
     pub inter_by: InterBy,
+    /// Extension (not the paper): inter-row edges carry messages from training answers to a
+    /// row's nodes only; the training answers receive nothing back. Undirected (the paper's
+    /// way), a T+ training graph gives labels away: a stored positive receives edges from the
+    /// top nodes of every training row that reaches it, a negative from none.
+    #[serde(default)]
+    pub directed_inter: bool,
 }
 
 impl Default for GraphParams {
@@ -137,6 +143,7 @@ impl Default for GraphParams {
             k_inter: 10,
             th_inter: 0.9,
             inter_by: InterBy::Row,
+            directed_inter: false,
         }
     }
 }
@@ -163,6 +170,8 @@ pub struct TrainingRows<'a> {
 pub struct RowEdges {
     pub intra: Vec<(usize, usize, f32)>,
     pub inter: Vec<(usize, usize, f32)>,
+    /// Inter-row edges carry messages to the row only ([`GraphParams::directed_inter`]).
+    pub directed_inter: bool,
 }
 
 /// Indices of `features` sorted best first (ties by position, so the order is deterministic).
@@ -182,7 +191,10 @@ pub fn row_edges(
     train: &TrainingRows,
     params: &GraphParams,
 ) -> RowEdges {
-    let mut edges = RowEdges::default();
+    let mut edges = RowEdges {
+        directed_inter: params.directed_inter,
+        ..RowEdges::default()
+    };
     let order = order_best_first(features);
     let top: Vec<usize> = order
         .iter()
@@ -319,7 +331,29 @@ impl Graph {
         }
     }
 
-    /// Degree with the self loop, m_i = 1 + sum of edge weights (eq. 2).
+    /// Adds the directed edge from -> to: `to` aggregates `from`, not the other way round.
+    pub fn add_to(&mut self, to: usize, from: usize, w: f32) {
+        if to == from || w == 0.0 {
+            return;
+        }
+        if let Some(e) = self.adj[to].iter_mut().find(|(n, _)| *n == from) {
+            e.1 += w;
+        } else {
+            self.adj[to].push((from, w));
+        }
+    }
+
+    /// Adds an inter-row edge between a row's node and a training node (the training node
+    /// only sends when `directed`).
+    pub fn add_inter(&mut self, row_node: usize, training_node: usize, w: f32, directed: bool) {
+        if directed {
+            self.add_to(row_node, training_node, w);
+        } else {
+            self.add(row_node, training_node, w);
+        }
+    }
+
+    /// Degree with the self loop, m_i = 1 + sum of (incoming) edge weights (eq. 2).
     pub fn degrees(&self) -> Vec<f32> {
         self.adj
             .iter()
@@ -327,8 +361,17 @@ impl Graph {
             .collect()
     }
 
+    /// Edges, an undirected one counted once.
     pub fn edges(&self) -> usize {
-        self.adj.iter().map(Vec::len).sum::<usize>() / 2
+        let mut n = 0;
+        for (i, list) in self.adj.iter().enumerate() {
+            for &(j, _) in list {
+                if j > i || !self.adj[j].iter().any(|&(k, _)| k == i) {
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 }
 
@@ -351,7 +394,7 @@ pub fn training_graph(
             g.add(row.start + a, row.start + b, w);
         }
         for (a, node, w) in e.inter {
-            g.add(row.start + a, node, w);
+            g.add_inter(row.start + a, node, w, params.directed_inter);
         }
     }
     g
@@ -406,6 +449,7 @@ mod tests {
             th_inter: 0.9,
             variant: Variant::Ta,
             inter_by: InterBy::Row,
+            directed_inter: false,
         };
         let feats = [0.8, 0.1];
         let nb = [(1, 0.5), (0, 0.25)];

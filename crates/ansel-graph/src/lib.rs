@@ -17,6 +17,9 @@
 //!
 //! - Extension (not the paper): `node_features` ([`features`]) appends standardised columns
 //!   (the base score's z-score, lexical rankers, the bi-encoder cosine) to each node's input.
+//! - Extension (not the paper): [`oof`] gives the training rows out-of-fold base scores
+//!   (each fold scored by a base ranker trained without it), so that the GCN learns from
+//!   scores distributed like those of unseen questions.
 //!
 //! A model directory holds `model.json` (the base ranker and bi-encoder by relative path,
 //! graph settings), `gcn.json` (weights), `rows.json` (training rows: features, labels,
@@ -26,6 +29,7 @@ pub mod cache;
 pub mod features;
 pub mod gcn;
 pub mod graph;
+pub mod oof;
 pub mod search;
 
 pub use cache::{CachedRanker, ScoreCache};
@@ -485,7 +489,7 @@ pub fn fit(model: &mut Eqag, dev: &Prepared, opts: &FitOptions) -> Result<Fit> {
                 graph.add(start + a, start + b, w);
             }
             for (a, node, w) in e.inter {
-                graph.add(start + a, node, w);
+                graph.add_inter(start + a, node, w, e.directed_inter);
             }
             let extra = rows.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
             features.extend(features::interleave(&f, extra));

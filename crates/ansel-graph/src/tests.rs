@@ -96,6 +96,7 @@ fn params(variant: Variant) -> GraphParams {
         k_inter: 5,
         th_inter: 0.5,
         inter_by: InterBy::Row,
+        directed_inter: false,
     }
 }
 
@@ -478,4 +479,63 @@ fn a_training_set_without_its_extra_columns_is_refused() {
     .unwrap()
     .to_string();
     assert!(err.contains("extra features"), "{err}");
+}
+
+/// Undirected T+ inter-row edges give training labels away: besides a row's own top nodes
+/// (which send), only stored positives get edges from other rows. Directed edges leave
+/// other-row edges on the sending top nodes only, chosen by feature, never by label.
+#[test]
+fn directed_inter_edges_keep_labels_out_of_the_training_graph() {
+    let train = synthetic(60, 1, "t");
+    for directed in [false, true] {
+        let model = build(
+            &train,
+            &GraphParams {
+                directed_inter: directed,
+                ..params(Variant::TPlus)
+            },
+            Feature::Sigmoid,
+            false,
+            "base",
+            false,
+            "enc",
+            8,
+            &[],
+        )
+        .unwrap();
+        let rows = &model.stored.rows;
+        let n = model.stored.features.len();
+        let mut row_of = vec![0; n];
+        for (r, row) in rows.iter().enumerate() {
+            row_of[row.start..row.start + row.len].fill(r);
+        }
+        let tr = model.train_rows();
+        let mut senders = std::collections::BTreeSet::new();
+        for (r, row) in rows.iter().enumerate() {
+            let e = graph::row_edges(
+                &model.stored.features[row.start..row.start + row.len],
+                None,
+                &model.stored.neighbours[r],
+                &tr,
+                &model.config.graph,
+            );
+            assert_eq!(e.directed_inter, directed);
+            senders.extend(e.inter.iter().map(|&(a, _, _)| row.start + a));
+        }
+        let receivers: std::collections::BTreeSet<usize> = (0..n)
+            .filter(|&i| {
+                model.graph.adj[i]
+                    .iter()
+                    .any(|&(j, _)| row_of[j] != row_of[i])
+            })
+            .collect();
+        assert!(!senders.is_empty());
+        if directed {
+            assert_eq!(receivers, senders);
+        } else {
+            let extra: Vec<usize> = receivers.difference(&senders).copied().collect();
+            assert!(!extra.is_empty());
+            assert!(extra.iter().all(|&i| model.stored.labels[i]), "{extra:?}");
+        }
+    }
 }

@@ -114,3 +114,150 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
         String::from_utf8_lossy(&err.stderr)
     );
 }
+
+/// `--oof-folds` over an efficient base: every training question is scored by a fold ranker
+/// retrained (with the base's recipe) on the other folds, the scores are cached and reused,
+/// and a base too expensive to retrain is refused with the way out.
+#[test]
+fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let encoder = root.join("vendor/models/all-minilm-l6-v2");
+    if !encoder.join("model.safetensors").is_file()
+        || !root.join("vendor/models/glove-6b-50d").is_dir()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have vendor/models"
+        );
+        eprintln!("skipped: no vendor/models");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = |p: &Path| p.display().to_string();
+    let sample = root.join("examples/sample-questions.jsonl");
+    let base = dir.path().join("base");
+    ok(ansel(&[
+        "train",
+        "--model",
+        "relcnn",
+        "--loss",
+        "listwise",
+        "--train",
+        &s(&sample),
+        "--dev",
+        &s(&sample),
+        "--epochs",
+        "1",
+        "--seed",
+        "3",
+        "--threads",
+        "1",
+        "--out",
+        &s(&base),
+    ]));
+    let cache = dir.path().join("oof-cache");
+    let eqag = |out: &str, base: &str, extra: &[&str]| {
+        let out = s(&dir.path().join(out));
+        let mut args = vec![
+            "train",
+            "--model",
+            "eqag",
+            "--base",
+            base,
+            "--feature",
+            "minmax",
+            "--train",
+        ];
+        let (sample, encoder, cache) = (s(&sample), s(&encoder), s(&cache));
+        let rest = [
+            &sample[..],
+            "--dev",
+            &sample,
+            "--qq-encoder",
+            &encoder,
+            "--epochs",
+            "10",
+            "--threads",
+            "1",
+            "--oof-cache",
+            &cache,
+            "--out",
+            &out,
+        ];
+        args.extend(rest);
+        args.extend(extra);
+        ansel(&args)
+    };
+    let card = |out: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.path().join(out).join("model.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    ok(eqag("e1", &s(&base), &["--oof-folds", "2"]));
+    let first = card("e1")["training"]["hyperparameters"]["train_scores"].clone();
+    assert_eq!(first["kind"], "out-of-fold");
+    assert_eq!(first["cached"], false);
+    let folds = first["fold_rankers"].as_array().unwrap();
+    assert_eq!(folds.len(), 2);
+    // Five answered questions in two folds: each fold ranker trained on the other fold only.
+    let trained: Vec<u64> = folds
+        .iter()
+        .map(|f| f["trained_on"].as_u64().unwrap())
+        .collect();
+    assert_eq!(trained.iter().sum::<u64>(), 5, "{trained:?}");
+    assert!(trained.iter().all(|&n| n == 2 || n == 3), "{trained:?}");
+    let scores = std::fs::read_to_string(first["cache"].as_str().unwrap()).unwrap();
+    assert_eq!(scores.lines().count(), 5);
+    // The in-sample run (no --oof-folds) gives the training rows other features.
+    ok(eqag("e0", &s(&base), &[]));
+    assert_eq!(
+        card("e0")["training"]["hyperparameters"]["train_scores"]["kind"],
+        "in-sample"
+    );
+    // A second run (another GCN seed) reads the cache and trains no fold ranker.
+    ok(eqag("e2", &s(&base), &["--oof-folds", "2", "--seed", "7"]));
+    let second = card("e2")["training"]["hyperparameters"]["train_scores"].clone();
+    assert_eq!(second["cached"], true);
+    assert_eq!(second["cache"], first["cache"]);
+    assert_eq!(second["fold_rankers"].as_array().unwrap().len(), 0);
+    // The model still scores unseen questions with the full base.
+    assert_eq!(card("e2")["config"]["base_is_dir"], true);
+    let ranked = ok(ansel(&[
+        "rank",
+        "--data",
+        &s(&sample),
+        "--model",
+        &s(&dir.path().join("e2")),
+    ]));
+    assert_eq!(ranked.lines().count(), 5);
+    // --train-scores: the same scores from a file train the same GCN; a file that lacks
+    // training questions is refused.
+    let file = first["cache"].as_str().unwrap().to_string();
+    ok(eqag("e4", &s(&base), &["--train-scores", &file]));
+    assert_eq!(
+        card("e4")["training"]["hyperparameters"]["train_scores"]["kind"],
+        "file"
+    );
+    let gcn = |out: &str| std::fs::read_to_string(dir.path().join(out).join("gcn.json")).unwrap();
+    assert_eq!(gcn("e4"), gcn("e1"));
+    let partial = dir.path().join("partial.jsonl");
+    std::fs::write(&partial, scores.lines().next().unwrap()).unwrap();
+    let err = eqag("e5", &s(&base), &["--train-scores", &s(&partial)]);
+    assert!(!err.status.success());
+    let msg = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        msg.contains("4 of the 5 training questions are missing"),
+        "{msg}"
+    );
+    // A cross-encoder base is refused, naming the alternative.
+    let err = eqag(
+        "e3",
+        &s(&root.join("models/minilm-l6-wikiqa")),
+        &["--oof-folds", "2"],
+    );
+    assert!(!err.status.success());
+    let msg = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        msg.contains("too expensive") && msg.contains("--train-scores"),
+        "{msg}"
+    );
+}

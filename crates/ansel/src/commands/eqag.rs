@@ -4,6 +4,9 @@
 use super::train::TrainArgs;
 use super::DataArgs;
 use crate::models;
+use ansel_data::Question;
+use ansel_efficient::{Architecture, EfficientRanker, TrainOptions};
+use ansel_graph::oof::{oof_key, out_of_fold, FixedScores};
 use ansel_graph::search::QuestionEncoder;
 use ansel_graph::{
     build, fit, relative_path, CachedRanker, EqagRanker, Extras, Feature, FitOptions, GraphParams,
@@ -77,6 +80,41 @@ pub struct EqagArgs {
     /// write one JSON line each to this file, and keep the best on dev MAP.
     #[arg(long)]
     pub sweep: Option<PathBuf>,
+    /// The sweep's K_intra values (comma-separated; default 1,2,3,5).
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_k_intra: Vec<usize>,
+    /// The sweep's th_intra values (default 0,0.5,0.7).
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_th_intra: Vec<f32>,
+    /// The sweep's K_inter values (default 3,10).
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_k_inter: Vec<usize>,
+    /// The sweep's th_inter values (default 0,0.5,0.9).
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_th_inter: Vec<f32>,
+    /// Extension (not the paper): give the training rows out-of-fold base scores. The
+    /// training questions are dealt into K folds (`--oof-folds` alone: 5) and each fold is
+    /// scored by the base's family retrained with the base's recorded recipe on the other
+    /// folds (efficient rankers only; a built-in untrained ranker's own scores are already
+    /// out of sample). Unseen questions are still scored by the full base ranker.
+    #[arg(long, num_args = 0..=1, default_missing_value = "5", conflicts_with = "train_scores")]
+    pub oof_folds: Option<usize>,
+    /// Seed of the fold assignment (kept apart from --seed so that GCN seeds share the folds).
+    #[arg(long, default_value_t = 42)]
+    pub oof_seed: u64,
+    /// Where out-of-fold scores and fold rankers are cached (default: `oof-cache` beside --out).
+    #[arg(long)]
+    pub oof_cache: Option<PathBuf>,
+    /// Extension (not the paper): inter-row edges carry messages from training answers to a
+    /// row's nodes only, so that a training node's neighbourhood does not give its label away
+    /// (T+ joins rows to positives only).
+    #[arg(long)]
+    pub directed_inter: bool,
+    /// Extension: the training rows' base scores from this file (`ansel rank` JSON lines),
+    /// e.g. out-of-fold scores of a cross-encoder computed elsewhere; every training question
+    /// must be in it.
+    #[arg(long)]
+    pub train_scores: Option<PathBuf>,
 }
 
 /// The base ranker named by `spec`, reading cached scores from `caches` first.
@@ -144,13 +182,16 @@ pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ranker))
 }
 
-/// One sweep grid point.
-fn grid(base: GraphParams) -> Vec<GraphParams> {
+/// The sweep's grid points (each list: the option's values, or the default grid's).
+fn grid(base: GraphParams, e: &EqagArgs) -> Vec<GraphParams> {
+    fn or<T: Copy>(given: &[T], default: &[T]) -> Vec<T> {
+        if given.is_empty() { default } else { given }.to_vec()
+    }
     let mut out = Vec::new();
-    for k_intra in [1, 2, 3, 5] {
-        for th_intra in [0.0, 0.5, 0.7] {
-            for k_inter in [3, 10] {
-                for th_inter in [0.0, 0.5, 0.9] {
+    for &k_intra in &or(&e.sweep_k_intra, &[1, 2, 3, 5]) {
+        for &th_intra in &or(&e.sweep_th_intra, &[0.0, 0.5, 0.7]) {
+            for &k_inter in &or(&e.sweep_k_inter, &[3, 10]) {
+                for &th_inter in &or(&e.sweep_th_inter, &[0.0, 0.5, 0.9]) {
                     out.push(GraphParams {
                         k_intra,
                         th_intra,
@@ -179,6 +220,8 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     })?;
     ansel_torch_threads(args.threads, args.seed);
     let (mut train_qs, dev_qs) = args.read_splits()?;
+    // Every training question, answered or not: what fold rankers train on.
+    let pool = train_qs.clone();
     if !args.cross_encoder.all_questions {
         train_qs.retain(|q| q.positives() > 0);
     }
@@ -201,7 +244,10 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     let answers = inter_by == InterBy::Answer;
     let cache = e.vector_cache.as_deref();
     let extras = Extras::new(&e.node_features, node_ranker).context("--node-features")?;
-    let train = Prepared::new(train_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
+    let (train_base, train_scores_record) =
+        training_scores(args, base_spec, &train_qs, &pool, &dev_qs)?;
+    let train_base: &dyn Ranker = train_base.as_deref().unwrap_or(base.as_ref());
+    let train = Prepared::new(train_qs, train_base, &encoder, answers, cache, &extras)?;
     let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
     let base_is_dir = Path::new(base_spec).is_dir();
     let base_ref = if base_is_dir {
@@ -238,6 +284,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         k_inter: e.k_inter,
         th_inter: e.th_inter,
         inter_by,
+        directed_inter: e.directed_inter,
     };
     // Base metrics on the questions the GCN is chosen on (the odd half with --fit-on-dev).
     let val = if e.fit_on_dev {
@@ -247,7 +294,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     };
     let base_dev = ansel_eval::evaluate(&val.questions, &val.scores, ansel_eval::Filter::Answered);
     let candidates = if e.sweep.is_some() {
-        grid(chosen)
+        grid(chosen, e)
     } else {
         vec![chosen]
     };
@@ -271,6 +318,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
             "variant": params.variant.name(), "k_intra": params.k_intra, "th_intra": params.th_intra,
             "k_rows": params.k_rows, "k_inter": params.k_inter, "th_inter": params.th_inter,
             "inter_by": e.inter_by, "fit_on_dev": e.fit_on_dev, "node_features": e.node_features,
+            "train_scores": train_scores_record["kind"], "directed_inter": e.directed_inter,
             "edges": model.config.training_edges, "best_epoch": result.best_epoch,
             "dev P@1": result.dev.metric("P@1"), "dev MAP": map, "dev MRR": result.dev.metric("MRR"),
             "base dev P@1": base_dev.metric("P@1"), "base dev MAP": base_dev.metric("MAP"),
@@ -304,6 +352,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         hyperparameters: serde_json::json!({
             "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
             "node_features": e.node_features,
+            "train_scores": train_scores_record,
             "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
             "fit_on": if e.fit_on_dev { "even dev questions (early stopping and sweep on the odd ones)" } else { "training nodes" },
             "training_questions": if args.cross_encoder.all_questions { "all" } else { "answered" },
@@ -322,6 +371,128 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     let card = ModelCard::read(&args.out)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
+}
+
+/// The ranker that gives the training rows their base scores when it is not the base itself
+/// (`None`: in sample, the paper's way), and what the card records about it.
+fn training_scores(
+    args: &TrainArgs,
+    base_spec: &str,
+    rows: &[Question],
+    pool: &[Question],
+    dev: &[Question],
+) -> Result<(Option<Box<dyn Ranker>>, serde_json::Value)> {
+    let e = &args.eqag;
+    if let Some(path) = &e.train_scores {
+        let cache = ScoreCache::read(path)?;
+        let missing = rows.iter().filter(|q| cache.get(q).is_none()).count();
+        if missing > 0 {
+            bail!(
+                "--train-scores {}: {missing} of the {} training questions are missing (or their candidate ids differ)",
+                path.display(),
+                rows.len()
+            );
+        }
+        let record = serde_json::json!({"kind": "file", "path": path.display().to_string(), "model": cache.model});
+        return Ok((Some(Box::new(FixedScores::new(base_spec, cache))), record));
+    }
+    let Some(folds) = e.oof_folds else {
+        return Ok((None, serde_json::json!({"kind": "in-sample"})));
+    };
+    let base_dir = Path::new(base_spec);
+    if !base_dir.is_dir() {
+        if base_spec.contains('+') {
+            bail!("--oof-folds: the fused base {base_spec:?} cannot be retrained per fold; give its out-of-fold scores with --train-scores FILE");
+        }
+        // A built-in ranker is not trained: its scores of the training rows are out of sample.
+        eprintln!("eqag: {base_spec} is not trained on data; its own scores are out of fold");
+        return Ok((
+            None,
+            serde_json::json!({"kind": "out-of-fold", "folds": folds, "note": "built-in untrained base: its own scores"}),
+        ));
+    }
+    let card_bytes = std::fs::read(base_dir.join(ansel_model::CARD_FILE))
+        .with_context(|| format!("--base {base_spec}"))?;
+    let card = ModelCard::read(base_dir)?;
+    let Ok(architecture) = card.kind.parse::<Architecture>() else {
+        bail!(
+            "--oof-folds: the base {base_spec} is a {:?} model, which is too expensive to train {folds} times here \
+             (out-of-fold retraining supports {}); compute its out-of-fold scores elsewhere and pass --train-scores FILE",
+            card.kind,
+            ansel_efficient::KINDS.join(", ")
+        );
+    };
+    let key = oof_key(&card_bytes, folds, e.oof_seed, rows, pool, dev);
+    let cache_dir = e.oof_cache.clone().unwrap_or_else(|| {
+        args.out
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("oof-cache")
+    });
+    // The recipe is checked before any fold trains.
+    TrainOptions::from_card(&card, "", "", Path::new(""))?;
+    let mut vectors = None;
+    let mut fold_metrics = Vec::new();
+    let mut trainer = |fold: usize, train: &[Question]| -> ansel_model::Result<Box<dyn Ranker>> {
+        let out = cache_dir.join(&key).join(format!("fold-{fold}"));
+        let train_path = format!(
+            "{} minus out-of-fold fold {fold} of {folds} (fold seed {})",
+            args.train.display(),
+            e.oof_seed
+        );
+        let mut opts =
+            TrainOptions::from_card(&card, &train_path, &args.dev.display().to_string(), &out)?;
+        opts.threads = args.threads;
+        if vectors.is_none() {
+            vectors = Some(
+                opts.vectors
+                    .load(&opts.models_dir)
+                    .map_err(|e| ansel_model::ModelError::Backend(e.to_string()))?,
+            );
+        }
+        eprintln!(
+            "eqag: out-of-fold {}: fold {} of {folds}, training on {} questions",
+            architecture.name(),
+            fold + 1,
+            train.len()
+        );
+        let summary = ansel_efficient::train_with_vectors(&opts, vectors.as_ref(), train, dev)?;
+        fold_metrics.push(serde_json::json!({
+            "fold": fold, "trained_on": train.len(), "dev_map": summary.dev_map,
+            "best_epoch": summary.best_epoch, "seconds": summary.seconds,
+        }));
+        let fold_card = ModelCard::read(&out)?;
+        Ok(Box::new(EfficientRanker::load(&out, &fold_card)?))
+    };
+    let out = out_of_fold(
+        rows,
+        pool,
+        folds,
+        e.oof_seed,
+        &key,
+        Some(&cache_dir),
+        base_spec,
+        &mut trainer,
+    )?;
+    eprintln!(
+        "eqag: out-of-fold scores of {} training questions {} {}",
+        rows.len(),
+        if out.cached {
+            "read from"
+        } else {
+            "written to"
+        },
+        out.path.display()
+    );
+    let cache = ScoreCache::read(&out.path)?;
+    let record = serde_json::json!({
+        "kind": "out-of-fold", "folds": folds, "fold_seed": e.oof_seed,
+        "recipe": format!("{} retrained with the recipe in {}/model.json", architecture.name(), base_spec),
+        "cache": out.path.display().to_string(), "cached": out.cached, "fold_rankers": fold_metrics,
+    });
+    // The model is reseeded for the GCN after the fold rankers' training reseeded libtorch.
+    ansel_torch_threads(args.threads, args.seed);
+    Ok((Some(Box::new(FixedScores::new(base_spec, cache))), record))
 }
 
 fn ansel_torch_threads(threads: usize, seed: u64) {
