@@ -7,6 +7,7 @@
 #   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
+#   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
@@ -34,8 +35,11 @@ case "${1:-}" in
   tanda-all)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all \
       --epochs 1 --eval-every 90 --name minilm-l6-tanda-all "${@:2}" ;;
+  tanda-all-2ep)
+    "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-2ep \
+      --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-2ep "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|context [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|context [extra ansel train flags]" >&2; exit 2 ;;
 esac
