@@ -4,14 +4,10 @@
 use ansel_index::SentenceIndex;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
-fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(args)
-        .output()
-        .expect("run ansel")
-}
+mod common;
+use common::ansel;
 
 fn succeed(args: &[&str]) -> String {
     let output = ansel(args);

@@ -2,23 +2,9 @@
 //! WikiQA-format file and the committed base encoder `models/minilm-l6-wikiqa`.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(args)
-        .output()
-        .expect("run ansel")
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ansel failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+mod common;
+use common::{ansel, ok};
 
 const HEADER: &str =
     "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n";

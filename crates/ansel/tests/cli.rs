@@ -3,14 +3,10 @@
 //! missing data directory is a failure, elsewhere the test is skipped.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(args)
-        .output()
-        .expect("run ansel")
-}
+mod common;
+use common::ansel;
 
 fn shared_data() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");

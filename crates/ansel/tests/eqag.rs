@@ -2,24 +2,9 @@
 //! through `rank`, and an unseen question's scores do not depend on its labels.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(args)
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .expect("run ansel")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+mod common;
+use common::{ansel, ok};
 
 #[test]
 fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
@@ -38,7 +23,7 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
     let out = dir.path().join("eqag");
     let sample = root.join("examples/sample-questions.jsonl");
     let s = |p: &Path| p.display().to_string();
-    ok(ansel(&[
+    ok(&ansel(&[
         "train",
         "--model",
         "eqag",
@@ -71,7 +56,13 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
     assert_eq!(card["config"]["base"], "wo");
     assert_eq!(card["config"]["graph"]["variant"], "t+-");
     assert!(card["config"]["training_rows"].as_u64().unwrap() > 50);
-    let ranked = ok(ansel(&["rank", "--data", &s(&sample), "--model", &s(&out)]));
+    let ranked = ok(&ansel(&[
+        "rank",
+        "--data",
+        &s(&sample),
+        "--model",
+        &s(&out),
+    ]));
     assert_eq!(ranked.lines().count(), 5);
     // The same questions with every label flipped score the same.
     let flipped: String = std::fs::read_to_string(&sample)
@@ -88,7 +79,7 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
         .collect();
     let flipped_path = dir.path().join("flipped.jsonl");
     std::fs::write(&flipped_path, flipped).unwrap();
-    let again = ok(ansel(&[
+    let again = ok(&ansel(&[
         "rank",
         "--data",
         &s(&flipped_path),
@@ -136,7 +127,7 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
     let s = |p: &Path| p.display().to_string();
     let sample = root.join("examples/sample-questions.jsonl");
     let base = dir.path().join("base");
-    ok(ansel(&[
+    ok(&ansel(&[
         "train",
         "--model",
         "relcnn",
@@ -192,7 +183,7 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
         let text = std::fs::read_to_string(dir.path().join(out).join("model.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     };
-    ok(eqag("e1", &s(&base), &["--oof-folds", "2"]));
+    ok(&eqag("e1", &s(&base), &["--oof-folds", "2"]));
     let first = card("e1")["training"]["hyperparameters"]["train_scores"].clone();
     assert_eq!(first["kind"], "out-of-fold");
     assert_eq!(first["cached"], false);
@@ -208,20 +199,20 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
     let scores = std::fs::read_to_string(first["cache"].as_str().unwrap()).unwrap();
     assert_eq!(scores.lines().count(), 5);
     // The in-sample run (no --oof-folds) gives the training rows other features.
-    ok(eqag("e0", &s(&base), &[]));
+    ok(&eqag("e0", &s(&base), &[]));
     assert_eq!(
         card("e0")["training"]["hyperparameters"]["train_scores"]["kind"],
         "in-sample"
     );
     // A second run (another GCN seed) reads the cache and trains no fold ranker.
-    ok(eqag("e2", &s(&base), &["--oof-folds", "2", "--seed", "7"]));
+    ok(&eqag("e2", &s(&base), &["--oof-folds", "2", "--seed", "7"]));
     let second = card("e2")["training"]["hyperparameters"]["train_scores"].clone();
     assert_eq!(second["cached"], true);
     assert_eq!(second["cache"], first["cache"]);
     assert_eq!(second["fold_rankers"].as_array().unwrap().len(), 0);
     // The model still scores unseen questions with the full base.
     assert_eq!(card("e2")["config"]["base_is_dir"], true);
-    let ranked = ok(ansel(&[
+    let ranked = ok(&ansel(&[
         "rank",
         "--data",
         &s(&sample),
@@ -232,7 +223,7 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
     // --train-scores: the same scores from a file train the same GCN; a file that lacks
     // training questions is refused.
     let file = first["cache"].as_str().unwrap().to_string();
-    ok(eqag("e4", &s(&base), &["--train-scores", &file]));
+    ok(&eqag("e4", &s(&base), &["--train-scores", &file]));
     assert_eq!(
         card("e4")["training"]["hyperparameters"]["train_scores"]["kind"],
         "file"

@@ -2,23 +2,9 @@
 //! graphs that `ansel eval` and `ansel rank` load by their card's kind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn ansel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(args)
-        .output()
-        .expect("run ansel")
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ansel failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+mod common;
+use common::{ansel, ok};
 
 fn tiny_cross_encoder(dir: &Path) -> PathBuf {
     let base = ansel_bert::testing::tiny_base(dir, 0.0);
