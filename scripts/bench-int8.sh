@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ranking quality of the ONNX Runtime cross-encoders against their tch (libtorch) sources:
-# converts models/minilm-l6-wikiqa and models/minilm-l6-tanda with `ansel quantize` (int8 and
+# converts models/minilm-l6-wikiqa, minilm-l6-tanda-all-2ep and minilm-l6-tanda with `ansel quantize` (int8 and
 # fp32), scores WikiQA test (answered questions) and TrecQA test-filtered (--clean) with
 # `ansel eval` (each model on the set it was made for), and writes docs/results/int8.md
 # (scripts/int8-report.py): P@1/MAP/MRR, per-pair score differences, top-1 agreement, and the
@@ -13,7 +13,7 @@ out=${OUT:-runs/int8}
 bash scripts/fetch-onnxruntime.sh
 [ -x "$bin" ] || cargo build --release -p ansel
 mkdir -p "$out" docs/results
-for m in minilm-l6-wikiqa minilm-l6-tanda; do
+for m in minilm-l6-wikiqa minilm-l6-tanda-all-2ep minilm-l6-tanda; do
   for p in int8 fp32; do
     "$bin" quantize --model "$m" --precision "$p" --out "$out/$m-$p"
   done
@@ -38,7 +38,8 @@ PY
   done
 }
 run_set wikiqa "$data/wikiqa/WikiQA-test.tsv" "" \
-  models/minilm-l6-wikiqa "$out/minilm-l6-wikiqa-fp32" "$out/minilm-l6-wikiqa-int8"
+  models/minilm-l6-wikiqa "$out/minilm-l6-wikiqa-fp32" "$out/minilm-l6-wikiqa-int8" \
+  models/minilm-l6-tanda-all-2ep "$out/minilm-l6-tanda-all-2ep-fp32" "$out/minilm-l6-tanda-all-2ep-int8"
 run_set trecqa "$data/trecqa/jsonl/test-filtered.jsonl" "--clean" \
   models/minilm-l6-tanda "$out/minilm-l6-tanda-fp32" "$out/minilm-l6-tanda-int8"
 python3 scripts/int8-report.py "$out" docs/results/int8

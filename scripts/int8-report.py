@@ -11,6 +11,7 @@ from collections import defaultdict
 run_dir, out_prefix = sys.argv[1], sys.argv[2]
 SETS = [
     ("wikiqa", "WikiQA test (answered questions)", "minilm-l6-wikiqa"),
+    ("wikiqa", "WikiQA test (answered questions)", "minilm-l6-tanda-all-2ep"),
     ("trecqa", "TrecQA test-filtered (--clean)", "minilm-l6-tanda"),
 ]
 

@@ -393,15 +393,7 @@ impl Ranker for BiEncoderRanker {
             Vec::<f32>::try_from(&scores.to_kind(Kind::Float))
                 .map_err(|e| ModelError::Backend(e.to_string()))?
         };
-        let mut at = 0;
-        Ok(questions
-            .iter()
-            .map(|q| {
-                let s = flat[at..at + q.candidates.len()].to_vec();
-                at += q.candidates.len();
-                s
-            })
-            .collect())
+        Ok(ansel_model::per_question(questions, &flat))
     }
 }
 

@@ -32,7 +32,7 @@ pub use bi_encoder::{
     BiEncoder, BiEncoderRanker, BiEncoderSettings, Scoring, SentenceVectors, BI_KIND,
 };
 pub use config::BertConfig;
-pub use model::{Batch, CrossEncoder};
+pub use model::{parameter_shapes, Batch, CrossEncoder};
 pub use plot::training_svg;
 pub use ranker::{encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND};
 pub use tokenize::{Encoded, PairTokenizer};

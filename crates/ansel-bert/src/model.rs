@@ -89,8 +89,9 @@ pub struct CrossEncoder {
     classifier: Linear,
 }
 
-/// Every parameter name and shape of a BERT cross-encoder with `config`.
-fn shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
+/// Every parameter name and shape of a BERT cross-encoder with `config` (Hugging Face names,
+/// pooler and one-logit classifier included).
+pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
     let h = c.hidden_size;
     let mut v: Vec<(String, Vec<i64>)> = vec![
         (
@@ -145,7 +146,7 @@ impl CrossEncoder {
     /// Randomly initialised weights (BERT's scheme: normal(0, 0.02), LayerNorm 1/0, biases 0).
     pub fn random(config: BertConfig) -> Result<CrossEncoder> {
         config.check().map_err(ModelError::Backend)?;
-        let params = shapes(&config)
+        let params = parameter_shapes(&config)
             .into_iter()
             .map(|(name, shape)| {
                 let t = init_tensor(&name, &shape);
@@ -173,7 +174,7 @@ impl CrossEncoder {
             .collect();
         let mut params = BTreeMap::new();
         let mut initialised = Vec::new();
-        for (name, shape) in shapes(&config) {
+        for (name, shape) in parameter_shapes(&config) {
             let tensor = match found.remove(&name) {
                 Some(t) => {
                     if t.size() != shape {

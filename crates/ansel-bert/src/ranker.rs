@@ -159,14 +159,6 @@ impl Ranker for CrossEncoderRanker {
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
         let items = self.encode_all(questions)?;
         let flat = self.score_pairs(&items);
-        let mut at = 0;
-        Ok(questions
-            .iter()
-            .map(|q| {
-                let s = flat[at..at + q.candidates.len()].to_vec();
-                at += q.candidates.len();
-                s
-            })
-            .collect())
+        Ok(ansel_model::per_question(questions, &flat))
     }
 }

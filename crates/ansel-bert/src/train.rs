@@ -165,17 +165,7 @@ fn evaluate_dev(
     dev: &(Vec<Question>, Vec<Encoded>),
 ) -> BTreeMap<String, f64> {
     let flat = score_encoded(model, &dev.1, pad, 64);
-    let mut at = 0;
-    let scores: Vec<Vec<f32>> = dev
-        .0
-        .iter()
-        .map(|q| {
-            let s = flat[at..at + q.candidates.len()].to_vec();
-            at += q.candidates.len();
-            s
-        })
-        .collect();
-    dev_metrics(&dev.0, &scores)
+    dev_metrics(&dev.0, &ansel_model::per_question(&dev.0, &flat))
 }
 
 /// The cross-encoder's parts of the shared training loop.

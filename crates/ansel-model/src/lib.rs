@@ -75,6 +75,21 @@ pub trait Ranker: Send + Sync {
     }
 }
 
+/// Splits the scores of many questions' candidates, concatenated in question order, back into
+/// one list per question (what a model that scores all pairs in one batch returns).
+pub fn per_question<T: Clone>(questions: &[Question], flat: &[T]) -> Vec<Vec<T>> {
+    let mut at = 0;
+    questions
+        .iter()
+        .map(|q| {
+            let end = (at + q.candidates.len()).min(flat.len());
+            let part = flat[at..end].to_vec();
+            at = end;
+            part
+        })
+        .collect()
+}
+
 /// Orders scores best first, NaN last; for sorting candidates by score.
 pub fn best_first(a: f32, b: f32) -> std::cmp::Ordering {
     b.partial_cmp(&a)
@@ -83,6 +98,24 @@ pub fn best_first(a: f32, b: f32) -> std::cmp::Ordering {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn per_question_splits_in_question_order() {
+        let q = |n: usize| ansel_data::Question {
+            id: "q".into(),
+            text: "q".into(),
+            candidates: (0..n)
+                .map(|i| ansel_data::Candidate {
+                    id: i.to_string(),
+                    text: "s".into(),
+                    label: None,
+                    context: None,
+                })
+                .collect(),
+        };
+        let split = super::per_question(&[q(2), q(0), q(3)], &[1, 2, 3, 4, 5]);
+        assert_eq!(split, vec![vec![1, 2], vec![], vec![3, 4, 5]]);
+    }
+
     #[test]
     fn best_first_puts_nan_last() {
         let mut scores = [1.0, f32::NAN, 3.0, f32::NEG_INFINITY, 2.0];

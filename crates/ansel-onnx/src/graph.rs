@@ -318,53 +318,9 @@ fn io(name: &str, elem_type: i32, dims: &[&str]) -> ValueInfoProto {
     }
 }
 
-/// Every tensor a cross-encoder with `config` has, with its shape (Hugging Face names).
-fn expected_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
-    let (h, i) = (c.hidden_size, c.intermediate_size);
-    let mut v: Vec<(String, Vec<i64>)> = vec![
-        (
-            "embeddings.word_embeddings.weight".into(),
-            vec![c.vocab_size, h],
-        ),
-        (
-            "embeddings.position_embeddings.weight".into(),
-            vec![c.max_position_embeddings, h],
-        ),
-        (
-            "embeddings.token_type_embeddings.weight".into(),
-            vec![c.type_vocab_size, h],
-        ),
-        ("embeddings.LayerNorm.weight".into(), vec![h]),
-        ("embeddings.LayerNorm.bias".into(), vec![h]),
-        ("pooler.dense.weight".into(), vec![h, h]),
-        ("pooler.dense.bias".into(), vec![h]),
-        ("classifier.weight".into(), vec![1, h]),
-        ("classifier.bias".into(), vec![1]),
-    ];
-    for l in 0..c.num_hidden_layers {
-        let p = format!("encoder.layer.{l}");
-        for (name, out, inp) in [
-            ("attention.self.query", h, h),
-            ("attention.self.key", h, h),
-            ("attention.self.value", h, h),
-            ("attention.output.dense", h, h),
-            ("intermediate.dense", i, h),
-            ("output.dense", h, i),
-        ] {
-            v.push((format!("{p}.{name}.weight"), vec![out, inp]));
-            v.push((format!("{p}.{name}.bias"), vec![out]));
-        }
-        for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
-            v.push((format!("{p}.{name}.weight"), vec![h]));
-            v.push((format!("{p}.{name}.bias"), vec![h]));
-        }
-    }
-    v
-}
-
 /// Checks that `weights` holds every tensor of a cross-encoder with `config`, with its shape.
 fn check(config: &BertConfig, w: &Weights) -> Result<(), String> {
-    for (name, shape) in expected_shapes(config) {
+    for (name, shape) in ansel_bert::parameter_shapes(config) {
         match w.get(&name) {
             None => return Err(format!("tensor `{name}` is missing")),
             Some((dims, values))
@@ -543,7 +499,7 @@ mod tests {
     }
 
     fn tiny_weights(c: &BertConfig) -> Weights {
-        expected_shapes(c)
+        ansel_bert::parameter_shapes(c)
             .into_iter()
             .map(|(name, dims)| {
                 let n = dims.iter().product::<i64>() as usize;

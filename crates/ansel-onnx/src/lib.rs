@@ -339,14 +339,6 @@ impl Ranker for OnnxRanker {
             }
         }
         let flat = self.score_pairs(&items)?;
-        let mut at = 0;
-        Ok(questions
-            .iter()
-            .map(|q| {
-                let s = flat[at..at + q.candidates.len()].to_vec();
-                at += q.candidates.len();
-                s
-            })
-            .collect())
+        Ok(ansel_model::per_question(questions, &flat))
     }
 }
