@@ -202,7 +202,7 @@ impl Trainee for BiTrainee<'_> {
         question_batches(
             &self.sizes,
             self.opts.run.batch_size,
-            self.opts.run.seed.wrapping_add(epoch as u64 * 7919),
+            self.opts.run.epoch_seed(epoch),
         )
     }
 

@@ -145,6 +145,12 @@ impl RunOptions {
         }
     }
 
+    /// The seed of `epoch`'s data order: a function of the run's seed and the epoch, so that a
+    /// resumed epoch sees the same order.
+    pub fn epoch_seed(&self, epoch: usize) -> u64 {
+        self.seed.wrapping_add(epoch as u64 * 7919)
+    }
+
     /// Optimizer steps per epoch and in all, for epochs of `batches_per_epoch` micro-batches.
     pub fn steps(&self, batches_per_epoch: usize) -> (usize, usize) {
         let per_epoch = batches_per_epoch.div_ceil(self.accumulate.max(1));

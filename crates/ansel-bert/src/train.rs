@@ -184,7 +184,7 @@ impl Trainee for CrossTrainee<'_> {
         bucketed_batches(
             &self.lengths,
             self.opts.run.batch_size,
-            self.opts.run.seed.wrapping_add(epoch as u64 * 7919),
+            self.opts.run.epoch_seed(epoch),
         )
     }
 

@@ -60,6 +60,20 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
     }
 }
 
+/// Question `i` of a [`synthetic`] set alone (6 candidates, 8-dimensional vectors).
+fn question_alone(p: &Prepared, i: usize) -> Prepared {
+    Prepared {
+        questions: vec![p.questions[i].clone()],
+        scores: vec![p.scores[i].clone()],
+        vectors: p.vectors[i * 8..(i + 1) * 8].to_vec(),
+        answers: p
+            .answers
+            .as_ref()
+            .map(|a| a[i * 6 * 8..(i + 1) * 6 * 8].to_vec()),
+        extra: Vec::new(),
+    }
+}
+
 /// A label-free test ranker: the candidate text's length.
 struct Length;
 
@@ -164,16 +178,7 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
             assert_eq!(score_prepared(&model, &changed), before, "{variant:?}");
         }
         // Each question is scored on its own: scoring one alone gives the same scores.
-        let one = Prepared {
-            questions: vec![test.questions[5].clone()],
-            scores: vec![test.scores[5].clone()],
-            vectors: test.vectors[5 * 8..6 * 8].to_vec(),
-            answers: test
-                .answers
-                .as_ref()
-                .map(|a| a[5 * 6 * 8..6 * 6 * 8].to_vec()),
-            extra: Vec::new(),
-        };
+        let one = question_alone(&test, 5);
         assert_eq!(score_prepared(&model, &one)[0], before[5]);
     }
 }
@@ -432,16 +437,7 @@ fn extra_features_keep_test_labels_out_and_round_trip() {
         }
         let flipped = with_extras(flipped);
         assert_eq!(score_prepared(&model, &flipped), before);
-        let one = with_extras(Prepared {
-            questions: vec![test.questions[4].clone()],
-            scores: vec![test.scores[4].clone()],
-            vectors: test.vectors[4 * 8..5 * 8].to_vec(),
-            answers: test
-                .answers
-                .as_ref()
-                .map(|a| a[4 * 6 * 8..5 * 6 * 8].to_vec()),
-            extra: Vec::new(),
-        });
+        let one = with_extras(question_alone(&test, 4));
         assert_eq!(score_prepared(&model, &one)[0], before[4]);
         // Save and load: same scores; a card whose columns disagree with the rows is refused.
         let dir = tempfile::tempdir().unwrap();
