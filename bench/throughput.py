@@ -149,6 +149,9 @@ lines += [
     f"- token ids of a fixed sentence equal to the HF tokenizer's: {checks['sentence_ids_equal']}; (question, candidate) pairs: {checks['pair_ids_equal']}",
     f"- all-MiniLM-L6-v2 mean-pooled embedding of that sentence, max abs diff vs transformers: {checks['embedding_max_abs_diff']:.2e}",
     "",
+    "Every kept run (`cross-encoder-throughput-*.jsonl`, with its load average) is tabulated, and the",
+    "quiet-machine runs summarised, in [int8.md](int8.md) (`python3 scripts/int8-report.py runs/int8 docs/results/int8`).",
+    "",
 ]
 open(f"{out_prefix}.md", "w").write("\n".join(lines))
 print("\n".join(lines))

@@ -9,6 +9,7 @@ import sys
 from collections import defaultdict
 
 run_dir, out_prefix = sys.argv[1], sys.argv[2]
+QUIET_LOAD = 2.0
 SETS = [
     ("wikiqa", "WikiQA test (answered questions)", "minilm-l6-wikiqa"),
     ("wikiqa", "WikiQA test (answered questions)", "minilm-l6-tanda-all-2ep"),
@@ -120,6 +121,21 @@ if speed:
             f"{r['ort_int8_pairs_per_s'] / r['ort_fp32_pairs_per_s']:.2f}x | {r['ratio_ort_int8_over_tch_interleaved']:.2f}x | "
             f"{r['ratio_ort_int8_over_torch']:.2f}x | {r['ratio_ort_fp32_over_torch']:.2f}x |")
     lines.append("")
+    # Runs that started with nothing but the benchmark's own 2 threads on the machine.
+    quiet = [(m, r) for _, m, r in speed if float(m.get("ort_loadavg_start", "9").split()[0]) <= QUIET_LOAD]
+    if quiet:
+        def span(key):
+            v = [key(m, r) if callable(key) else r[key] for m, r in quiet]
+            return f"{min(v):.2f}-{max(v):.2f}x"
+        lines += [
+            f"Quiet machine ({len(quiet) // 2} runs whose load average at start was <= {QUIET_LOAD}, that is the",
+            "benchmark alone; both lengths): against PyTorch in its own process, ort int8 "
+            f"{span('ratio_ort_int8_over_torch')}, ort fp32 {span('ratio_ort_fp32_over_torch')}, tch "
+            f"{span(lambda m, r: r['ort_tch_pairs_per_s'] / r['torch_pairs_per_s'])}; within ONNX Runtime int8 / fp32 "
+            f"{span(lambda m, r: r['ort_int8_pairs_per_s'] / r['ort_fp32_pairs_per_s'])}. Under load (the other runs) libtorch",
+            "slows down far more than ONNX Runtime, so their ratios against PyTorch are inflated.",
+            "",
+        ]
 with open(f"{out_prefix}.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
