@@ -7,6 +7,12 @@
 # (`ansel train --model cassie`) and evaluates it and its base live with `ansel eval`.
 # Writes docs/results/cassie.md. CPU: ~5 min of encoding on a first run (1 thread), then
 # 10-30 min of head training depending on how busy the machine is.
+#
+#   bash scripts/bench-cassie.sh end-to-end
+# only (re)writes the "End to end" section: the end-to-end CASSIE runs of
+# scripts/train-cassie-e2e.sh (those that exist under runs/) scored with `ansel eval` on WikiQA
+# test (answered and clean), beside the cross-encoder baselines trained from the same TANDA
+# step 1 (their rows: docs/results/cross-encoder-eval-*.jsonl, from scripts/bench-cross-encoder.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +22,33 @@ chosen=${FLAGS:---skip}   # the head setting with the best seed-1 dev MAP of ful
 cargo build --release -q -p ansel
 bin=./target/release/ansel
 out=docs/results/cassie.md
+
+# label|WikiQA epochs|model directory, in table order.
+e2e_rows=(
+  "cross-encoder (TANDA: transfer then adapt)|1|runs/minilm-tanda-all"
+  "CASSIE end to end (full)|1|runs/cassie-e2e-wikiqa-1ep"
+  "CASSIE end to end without MI (gamma 0)|1|runs/cassie-e2e-wikiqa-no-mi"
+  "cross-encoder (TANDA: transfer then adapt)|2|models/minilm-l6-tanda-all-2ep"
+  "CASSIE end to end (full), resumed for a 2nd epoch|2|runs/cassie-e2e-wikiqa"
+)
+end_to_end() {
+  local evals=docs/results/cassie-e2e-eval.jsonl
+  cat docs/results/cross-encoder-eval-minilm-tanda-all.jsonl \
+    docs/results/cross-encoder-eval-minilm-l6-tanda-all-2ep.jsonl > "$evals.tmp"
+  for row in "${e2e_rows[@]}"; do
+    dir=${row##*|}
+    case "$dir" in runs/cassie-*) ;; *) continue ;; esac
+    [ -f "$dir/model.json" ] || { echo "skipping $dir (not trained)" >&2; continue; }
+    "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >> "$evals.tmp"
+    "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json --clean >> "$evals.tmp"
+  done
+  mv "$evals.tmp" "$evals"
+  python3 scripts/cassie-e2e-report.py "$evals" "$out" "${e2e_rows[@]}"
+}
+if [ "${1:-}" = end-to-end ]; then
+  end_to_end
+  exit 0
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bench() {
@@ -99,4 +132,5 @@ TEXT
   "$bin" explain --model models/cassie-wikiqa --data "$data/WikiQA-test.tsv" --question Q20 --top 2
   echo '```'
 } > "$out"
+end_to_end
 echo "wrote $out"

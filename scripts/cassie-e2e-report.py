@@ -1,0 +1,93 @@
+"""Writes the "End to end" section of docs/results/cassie.md from `ansel eval --json` lines.
+
+Usage: python3 scripts/cassie-e2e-report.py EVAL_JSONL RESULTS_MD ROW...
+where each ROW is "label|epochs|model_dir" (the model directories that EVAL_JSONL scored).
+The section replaces an earlier "## End to end" section (up to the next "## " heading) or is
+appended. Training seconds and dev MAP come from each model's card, the load average from the
+run's loadavg.log (sampled once a minute by scripts/train-cassie-e2e.sh) when it has one.
+"""
+import json
+import os
+import sys
+
+evals, md_path, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+by = {}
+for line in open(evals):
+    r = json.loads(line)
+    by[(os.path.normpath(r["model"]), r["filter"])] = r
+
+
+def card(d):
+    try:
+        return json.load(open(os.path.join(d, "model.json")))
+    except OSError:
+        return {}
+
+
+def load(d):
+    try:
+        vals = [float(l.split()[1]) for l in open(os.path.join(d, "loadavg.log")) if l.strip()]
+    except OSError:
+        return "not recorded"
+    if not vals:
+        return "not recorded"
+    return f"{sum(vals) / len(vals):.1f} (min {min(vals):.1f}, max {max(vals):.1f}, {len(vals)} samples)"
+
+
+out = ["## End to end: the encoder fine-tuned with the head", ""]
+out.append(
+    "Written by `bash scripts/bench-cassie.sh end-to-end` (models trained by `scripts/train-cassie-e2e.sh`). "
+    "Every model starts from TANDA step 1 (`runs/minilm-trecqa-transfer-all`: MiniLM-L6 fine-tuned on all "
+    "TrecQA TRAIN-ALL, never saw WikiQA) and trains on WikiQA train (answered questions), dev WikiQA dev, "
+    "encoder lr 3e-5, ~32 candidates per optimizer step, warm-up 10% then linear decay, seed 42, one CPU "
+    "thread. CASSIE rows: `ansel train --model cassie --end-to-end` (head lr 1e-3, OT without gradient, "
+    "GCN, MI gamma 0.3 unless said). Scored live by `ansel eval` from the raw test file (WikiQA test: "
+    "answered = questions with a correct answer; clean = answered and not all correct)."
+)
+out.append("")
+out.append("| model | WikiQA epochs | test P@1 | test MAP | test MRR | clean P@1 | clean MAP | clean MRR | dev MAP (kept) | train s | load average while training |")
+out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+parsed = []
+for row in rows:
+    label, epochs, d = row.split("|")
+    a = by.get((os.path.normpath(d), "answered"))
+    c = by.get((os.path.normpath(d), "clean"))
+    if a is None or c is None:
+        continue
+    t = card(d).get("training") or {}
+    dev = t.get("metrics", {}).get("dev MAP")
+    parsed.append((label, epochs, d, a, c))
+    out.append(
+        f"| {label} (`{d}`) | {epochs} | {a['P@1']:.4f} | {a['MAP']:.4f} | {a['MRR']:.4f} | "
+        f"{c['P@1']:.4f} | {c['MAP']:.4f} | {c['MRR']:.4f} | "
+        f"{'' if dev is None else f'{dev:.4f}'} | {t.get('train_seconds', 0):.0f} | {load(d)} |"
+    )
+out.append("")
+base = {e: p for p in parsed if p[0].startswith("cross-encoder") for e in [p[1]]}
+lines = []
+for label, epochs, d, a, c in parsed:
+    if label.startswith("cross-encoder") or epochs not in base:
+        continue
+    b = base[epochs]
+    dmap = 100 * (a["MAP"] - b[3]["MAP"])
+    dp1 = 100 * (a["P@1"] - b[3]["P@1"])
+    met = "met" if dmap >= 2 and dp1 >= 3 else "NOT met"
+    lines.append(
+        f"- {label}, {epochs} epoch(s), against the cross-encoder with the same WikiQA epochs: "
+        f"MAP {dmap:+.2f} points, P@1 {dp1:+.2f} points on the 243 answered test questions "
+        f"(clean: MAP {100 * (c['MAP'] - b[4]['MAP']):+.2f}, P@1 {100 * (c['P@1'] - b[4]['P@1']):+.2f}). "
+        f"Target (>= +2 MAP and >= +3 P@1): **{met}**."
+    )
+out += lines
+section = "\n".join(out) + "\n"
+
+text = open(md_path).read() if os.path.exists(md_path) else ""
+head = "## End to end"
+if head in text:
+    start = text.index(head)
+    nxt = text.find("\n## ", start + len(head))
+    text = text[:start] + section + ("" if nxt < 0 else "\n" + text[nxt + 1:])
+else:
+    text = text.rstrip("\n") + "\n\n" + section
+open(md_path, "w").write(text)
+print(section)
