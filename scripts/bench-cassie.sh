@@ -39,8 +39,15 @@ end_to_end() {
     dir=${row##*|}
     case "$dir" in runs/cassie-*) ;; *) continue ;; esac
     [ -f "$dir/model.json" ] || { echo "skipping $dir (not trained)" >&2; continue; }
-    "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >> "$evals.tmp"
-    "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json --clean >> "$evals.tmp"
+    # Scored again only when the model changed since (test-eval.jsonl beside it).
+    if [ ! "$dir/test-eval.jsonl" -nt "$dir/model.json" ]; then
+      {
+        "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json
+        "$bin" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json --clean
+      } > "$dir/test-eval.jsonl.tmp"
+      mv "$dir/test-eval.jsonl.tmp" "$dir/test-eval.jsonl"
+    fi
+    cat "$dir/test-eval.jsonl" >> "$evals.tmp"
   done
   mv "$evals.tmp" "$evals"
   python3 scripts/cassie-e2e-report.py "$evals" "$out" "${e2e_rows[@]}"
