@@ -28,6 +28,7 @@ e2e_rows=(
   "cross-encoder (TANDA: transfer then adapt)|1|runs/minilm-tanda-all"
   "CASSIE end to end (full)|1|runs/cassie-e2e-wikiqa-1ep"
   "CASSIE end to end without MI (gamma 0)|1|runs/cassie-e2e-wikiqa-no-mi"
+  "CASSIE end to end + the encoder's own logit (--residual)|1|runs/cassie-e2e-wikiqa-residual"
   "cross-encoder (TANDA: transfer then adapt)|2|models/minilm-l6-tanda-all-2ep"
   "CASSIE end to end (full), resumed for a 2nd epoch|2|runs/cassie-e2e-wikiqa"
 )

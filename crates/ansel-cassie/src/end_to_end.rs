@@ -272,10 +272,11 @@ pub fn train_end_to_end(
     train: &[Question],
     dev: &[Question],
 ) -> Result<ModelCard> {
-    if opts.head.loct || opts.head.residual {
+    if opts.head.loct {
         return Err(ModelError::Unsupported {
             model: KIND.into(),
-            message: "end-to-end training takes the CASSIE head (not the LOCT head, not --residual: the encoder itself learns)".into(),
+            message: "end-to-end training takes the CASSIE head, not the frozen-encoder LOCT head"
+                .into(),
         });
     }
     if opts.run.lr <= 0.0 || opts.head_lr <= 0.0 {
@@ -458,6 +459,25 @@ mod tests {
             .sentences
             .iter()
             .any(|s| s.role == "previous" || s.role == "next"));
+    }
+
+    #[test]
+    fn with_the_base_logit_added_the_classifier_learns_too() {
+        let _lock = serial();
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.1);
+        let out = dir.path().join("out");
+        let mut opts = options(&base, &out);
+        opts.run.max_steps = Some(1);
+        opts.head.residual = true;
+        train_end_to_end(&opts, &questions(), &questions()).unwrap();
+        let before = weights(&base.join("model.safetensors"));
+        let after = weights(&out.join("checkpoint").join("weights.safetensors"));
+        let moved = |name: &str| (&after[name] - &before[name]).abs().max().double_value(&[]);
+        assert!(moved("classifier.weight") > 1e-6);
+        assert!(moved("bert.encoder.layer.0.attention.self.query.weight") > 1e-6);
+        let card = ModelCard::read(&out).unwrap();
+        assert_eq!(card.config["head"]["residual"], true);
     }
 
     #[test]

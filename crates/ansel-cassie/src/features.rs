@@ -68,6 +68,9 @@ impl WordMass {
 pub struct PairSet {
     pub pooled: Tensor,
     pub logits: Vec<f32>,
+    /// The logits as a tensor that carries gradient into the encoder (live encoding only;
+    /// a head with `residual` adds them to its output).
+    pub live_logits: Option<Tensor>,
     pub q_vecs: Tensor,
     pub q_off: Vec<usize>,
     pub q_words: Vec<Vec<String>>,
@@ -170,6 +173,7 @@ impl PairSet {
         let set = PairSet {
             pooled: take("pooled")?.to_kind(Kind::Float),
             logits: Vec::<f32>::try_from(&take("logits")?).map_err(ansel_torch::backend)?,
+            live_logits: None,
             q_vecs: take("q_vecs")?.to_kind(Kind::Float),
             q_off: offsets(take("q_off")?),
             s_vecs: take("s_vecs")?.to_kind(Kind::Float),
@@ -330,6 +334,7 @@ impl PairEncoder {
         let train = matches!(mode, Mode::Live { train: true });
         let mut pooled: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
         let mut logits = vec![0f32; n];
+        let mut live_logits: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
         let mut q_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut s_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut order: Vec<usize> = (0..n).collect();
@@ -338,8 +343,8 @@ impl PairEncoder {
         for chunk in order.chunks(self.batch_size.max(1)) {
             let refs: Vec<&Encoded> = chunk.iter().map(|&i| &encoded[i].0).collect();
             let batch = Batch::new(&refs, self.tok.pad);
-            let (hidden, pool, logit) = self.model.hidden_pooled_logits(&batch, train);
-            let logit = Vec::<f32>::try_from(&logit.detach().to_kind(Kind::Float))
+            let (hidden, pool, logit_t) = self.model.hidden_pooled_logits(&batch, train);
+            let logit = Vec::<f32>::try_from(&logit_t.detach().to_kind(Kind::Float))
                 .map_err(ansel_torch::backend)?;
             for (row, &i) in chunk.iter().enumerate() {
                 let h = hidden.get(row as i64);
@@ -359,6 +364,9 @@ impl PairEncoder {
                 ));
                 pooled[i] = Some(f16_if(pool.get(row as i64), round));
                 logits[i] = logit[row];
+                if !round {
+                    live_logits[i] = Some(logit_t.get(row as i64));
+                }
             }
             done += chunk.len();
             progress(done);
@@ -380,9 +388,11 @@ impl PairEncoder {
         }
         let (q_vecs, q_off, q_words) = unwrap(q_parts);
         let (s_vecs, s_off, s_words) = unwrap(s_parts);
+        let live_logits: Vec<Tensor> = live_logits.into_iter().flatten().collect();
         Ok(PairSet {
             pooled: Tensor::stack(&pooled, 0),
             logits,
+            live_logits: (!round && live_logits.len() == n).then(|| Tensor::stack(&live_logits, 0)),
             q_vecs,
             q_off,
             q_words,

@@ -274,6 +274,7 @@ mod tests {
         PairSet {
             pooled: Tensor::zeros([1, 2], (Kind::Float, Device::Cpu)),
             logits: vec![0.0],
+            live_logits: None,
             q_vecs: q,
             q_off: vec![0, 2],
             q_words: vec![vec!["x".into(), "y".into()]],
@@ -327,6 +328,7 @@ mod tests {
         let two = PairSet {
             pooled: Tensor::zeros([2, 2], (Kind::Float, Device::Cpu)),
             logits: vec![0.0, 0.0],
+            live_logits: None,
             q_vecs: long_q,
             q_off: vec![0, 2, 5],
             q_words: vec![vec!["x".into(), "y".into()], vec!["a".into(); 3]],

@@ -57,7 +57,10 @@ impl Prepared {
             pooled: with_pad(&split.pairs.pooled),
             ot_cost: with_pad(&alignment.ot_cost),
             mean_cost: with_pad(&alignment.mean_cost),
-            logit: with_pad(&Tensor::from_slice(&split.pairs.logits)),
+            logit: with_pad(&split.pairs.live_logits.as_ref().map_or_else(
+                || Tensor::from_slice(&split.pairs.logits),
+                Tensor::shallow_clone,
+            )),
         };
         let mut nodes = Vec::new();
         let mut labels = Vec::new();
