@@ -82,8 +82,8 @@ bench --seeds 1 --residual --out "$work/residual.md" >/dev/null
 
 - **Encoder: frozen.** The paper fine-tunes RoBERTa together with the CASSIE head. Here the encoder is
   the committed cross-encoder `models/minilm-l6-wikiqa` (MiniLM-L6, fine-tuned on WikiQA train),
-  frozen; only the head trains (on 2 shared CPU cores an end-to-end run of one variant would take
-  hours). Its contextual vectors are cached once (f16, `runs/cassie-cache`), so every head trains on
+  frozen; only the head trains (the encoder fine-tuned with the head: the "End to end" section
+  below). Its contextual vectors are cached once (f16, `runs/cassie-cache`), so every head trains on
   the same features.
 - **Encoding: one pair per sentence.** Each sentence (candidate or neighbour) is encoded as
   `[CLS] q [SEP] s [SEP]`, exactly the input the base model was trained on; WikiQA neighbours are

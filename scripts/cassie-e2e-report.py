@@ -36,6 +36,37 @@ def load(d):
     return f"{sum(vals) / len(vals):.1f} (min {min(vals):.1f}, max {max(vals):.1f}, {len(vals)} samples)"
 
 
+def progress(d):
+    """Which evaluation's weights the directory keeps, and whether its last run reached its end."""
+    try:
+        log = [json.loads(l) for l in open(os.path.join(d, "train-log.jsonl")) if l.strip()]
+    except OSError:
+        return ""
+    kept = [e for e in log if e.get("best") is True]
+    steps = [e["step"] for e in log if "step" in e]
+    if not kept or not steps:
+        return ""
+    k = kept[-1]
+    ended = log[-1].get("event") == "end"
+    return f"step {k['step']} (epoch {k['epoch']:.2f}); " + (
+        f"run ended at step {log[-1]['step']}" if ended else f"run stopped by hand at step {max(steps)}"
+    )
+
+
+def batching():
+    """Steps per epoch and candidates per step of the first end-to-end run, from its log."""
+    for row in rows:
+        d = row.split("|")[2]
+        try:
+            start = json.loads(open(os.path.join(d, "train-log.jsonl")).readline())
+        except (OSError, ValueError):
+            continue
+        if start.get("end_to_end"):
+            steps, cands = start["steps_per_epoch"], start["train_candidates"]
+            return f"{steps} steps per epoch of {cands / steps:.1f} candidates on average"
+    return "(no end-to-end log found)"
+
+
 out = ["## End to end: the encoder fine-tuned with the head", ""]
 out.append(
     "Written by `bash scripts/bench-cassie.sh end-to-end` (models trained by `scripts/train-cassie-e2e.sh`). "
@@ -47,8 +78,8 @@ out.append(
     "answered = questions with a correct answer; clean = answered and not all correct)."
 )
 out.append("")
-out.append("| model | WikiQA epochs | test P@1 | test MAP | test MRR | clean P@1 | clean MAP | clean MRR | dev MAP (kept) | train s | load average while training |")
-out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+out.append("| model | WikiQA epochs | test P@1 | test MAP | test MRR | clean P@1 | clean MAP | clean MRR | dev MAP (kept) | weights kept | train s | load average while training |")
+out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
 parsed = []
 for row in rows:
     label, epochs, d = row.split("|")
@@ -62,7 +93,7 @@ for row in rows:
     out.append(
         f"| {label} (`{d}`) | {epochs} | {a['P@1']:.4f} | {a['MAP']:.4f} | {a['MRR']:.4f} | "
         f"{c['P@1']:.4f} | {c['MAP']:.4f} | {c['MRR']:.4f} | "
-        f"{'' if dev is None else f'{dev:.4f}'} | {t.get('train_seconds', 0):.0f} | {load(d)} |"
+        f"{'' if dev is None else f'{dev:.4f}'} | {progress(d)} | {t.get('train_seconds', 0):.0f} | {load(d)} |"
     )
 out.append("")
 base = {e: p for p in parsed if p[0].startswith("cross-encoder") for e in [p[1]]}
@@ -99,7 +130,7 @@ out += [
     "dropout 0.1, head lr 1e-3 under the same warm-up/decay schedule as the encoder, AdamW weight decay "
     "0.01, global gradient clipping at 1.0 (head and encoder together).",
     "- **Batches:** whole questions packed into micro-batches of at most 16 candidates, two per "
-    "optimizer step: 311 steps per epoch of ~28 candidates, against the cross-encoder's 271 steps of "
+    f"optimizer step: {batching()}, against the cross-encoder's 271 steps of "
     "32 pairs. Dev MAP every 90 steps and at the end of each epoch; the best dev-MAP weights are kept "
     "(as for the baseline).",
     "- **Second epoch:** the full run was resumed from its one-epoch checkpoint with `--epochs 2`, so its "
