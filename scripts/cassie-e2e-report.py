@@ -83,6 +83,8 @@ out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
 parsed = []
 for row in rows:
     label, epochs, d = row.split("|")
+    if epochs == "log":
+        continue
     a = by.get((os.path.normpath(d), "answered"))
     c = by.get((os.path.normpath(d), "clean"))
     if a is None or c is None:
@@ -113,6 +115,22 @@ for label, epochs, d, a, c in parsed:
     )
 out += lines
 out.append("")
+out.append("Dev MAP (WikiQA dev, 126 answered questions) at each evaluation, from each run's train-log.jsonl:")
+out.append("")
+out.append("```text")
+for row in rows:
+    label, epochs, d = row.split("|")
+    try:
+        log = [json.loads(l) for l in open(os.path.join(d, "train-log.jsonl")) if l.strip()]
+    except OSError:
+        continue
+    evals = [f"{e['step']}: {e['dev_MAP']:.4f}" for e in log if "eval" in e and "dev_MAP" in e]
+    ended = log and log[-1].get("event") == "end"
+    steps = [e["step"] for e in log if "step" in e]
+    tail = "" if ended or not steps else f" (stopped by hand at step {max(steps)})"
+    out.append(f"{label} ({d}), step: dev MAP -> " + ", ".join(evals) + tail)
+out.append("```")
+out.append("")
 out.append("How these runs differ from the paper and from the cross-encoder baseline:")
 out.append("")
 out += [
@@ -124,7 +142,10 @@ out += [
     "training pair once, as the cross-encoder's epoch does.",
     "- **Gradient:** optimal transport runs without gradient (the plan only selects words); the "
     "selected words' mean vector and the pooled `[CLS]` carry the gradient into the encoder. The "
-    "encoder's own classifier is not used by the head (it stays as the base left it).",
+    "encoder's own classifier is not used by the head (it stays as the base left it), except with "
+    "`--residual`, where the head's output is added to the encoder's own logit for the candidate and "
+    "the classifier trains with everything else (the model starts as the TANDA step 1 cross-encoder and "
+    "the head learns a context correction; not in the paper).",
     "- **Head:** paper-exact scoring (the candidate's GCN output alone; the frozen rows above use the "
     "`--skip` setting chosen there), node inputs `[r_i; pooled CLS]`, 2 GCN layers, MI gamma 0.3, "
     "dropout 0.1, head lr 1e-3 under the same warm-up/decay schedule as the encoder, AdamW weight decay "
@@ -136,7 +157,14 @@ out += [
     "- **Second epoch:** the full run was resumed from its one-epoch checkpoint with `--epochs 2`, so its "
     "schedule was recomputed over two epochs: the learning rate jumps back to about half its peak at "
     "the start of epoch 2 and decays to 0, whereas the two-epoch cross-encoder had one two-epoch "
-    "schedule from the start.",
+    "schedule from the start. Its first evaluation in epoch 2 fell below epoch 1 (trajectory above) and "
+    "it was stopped by hand to give the CPU to the `--residual` run, which could not have finished "
+    "beside it in the session; it kept the one-epoch weights, so it has no row of its own. The ablation "
+    "without MI (gamma 0, `train-cassie-e2e.sh no-mi`) was started and stopped for the same reason: "
+    "there is no end-to-end ablation row.",
+    "- **Cost:** one end-to-end CASSIE epoch took the `train s` above on the shared 2-core machine at "
+    "one thread (load average beside it); the cross-encoder's epoch was timed on a quieter machine "
+    "(its load was not recorded), so the ratio of the two times is not the method's cost alone.",
     "- **One seed** (42) for every row: differences of about a point are within what a seed changes "
     "(the frozen heads' seed spread above is 0.1-0.6 MAP points; fine-tuned encoders usually vary more).",
 ]
