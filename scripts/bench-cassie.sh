@@ -28,6 +28,7 @@ e2e_rows=(
   "cross-encoder (TANDA: transfer then adapt)|1|runs/minilm-tanda-all"
   "CASSIE end to end (full)|1|runs/cassie-e2e-wikiqa-1ep"
   "CASSIE end to end + the encoder's own logit (--residual)|1|runs/cassie-e2e-wikiqa-residual"
+  "the same without GCN (--residual --no-gcn: no context)|1|runs/cassie-e2e-wikiqa-residual-no-gcn"
   "cross-encoder (TANDA: transfer then adapt)|2|models/minilm-l6-tanda-all-2ep"
   # Dev MAP trajectory only (not scored on test): the full run resumed for a second epoch.
   "CASSIE end to end (full), resumed with --epochs 2|log|runs/cassie-e2e-wikiqa"

@@ -160,8 +160,10 @@ out += [
     "schedule from the start. Its first evaluation in epoch 2 fell below epoch 1 (trajectory above) and "
     "it was stopped by hand to give the CPU to the `--residual` run, which could not have finished "
     "beside it in the session; it kept the one-epoch weights, so it has no row of its own. The ablation "
-    "without MI (gamma 0, `train-cassie-e2e.sh no-mi`) was started and stopped for the same reason: "
-    "there is no end-to-end ablation row.",
+    "without MI (gamma 0, `train-cassie-e2e.sh no-mi`) was started and stopped for the same reason; "
+    "the end-to-end ablation row is instead the `--residual` run without the GCN (`--no-gcn`: the "
+    "candidate's node alone reaches the score, so no context does), which asks whether the context "
+    "is what the residual model gains or loses by.",
     "- **Cost:** one end-to-end CASSIE epoch took the `train s` above on the shared 2-core machine at "
     "one thread (load average beside it); the cross-encoder's epoch was timed on a quieter machine "
     "(its load was not recorded), so the ratio of the two times is not the method's cost alone.",

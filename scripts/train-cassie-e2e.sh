@@ -11,6 +11,8 @@
 #   bash scripts/train-cassie-e2e.sh no-mi       # the ablation: gamma = 0, one epoch
 #   bash scripts/train-cassie-e2e.sh residual    # full CASSIE + the encoder's own logit (--residual):
 #                                                # the head learns a correction of the cross-encoder
+#   bash scripts/train-cassie-e2e.sh residual-no-gcn   # its ablation without the GCN: the candidate
+#                                                # node alone, no context reaches the score
 #   bash scripts/train-cassie-e2e.sh smoke       # 8 optimizer steps on 20 questions (minutes)
 # TRANSFER=DIR points at the TANDA step 1 run (default runs/minilm-trecqa-transfer-all).
 set -euo pipefail
@@ -44,6 +46,7 @@ case "${1:-}" in
       find runs/cassie-e2e-wikiqa -maxdepth 1 -type f -exec cp {} runs/cassie-e2e-wikiqa-1ep/ \;
     fi ;;
   residual) run runs/cassie-e2e-wikiqa-residual "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --residual --name cassie-e2e-wikiqa-residual "${@:2}" ;;
+  residual-no-gcn) run runs/cassie-e2e-wikiqa-residual-no-gcn "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --residual --no-gcn --name cassie-e2e-wikiqa-residual-no-gcn "${@:2}" ;;
   no-mi) run runs/cassie-e2e-wikiqa-no-mi "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --no-mi --name cassie-e2e-wikiqa-no-mi "${@:2}" ;;
   smoke)
     work=runs/cassie-e2e-smoke
@@ -53,5 +56,5 @@ case "${1:-}" in
     rm -rf "$work/model"
     run "$work/model" --train "$work/train.tsv" --dev "$work/dev.tsv" --max-steps 8 --eval-every 4 \
       --name cassie-e2e-smoke "${@:2}" ;;
-  *) echo "usage: $0 full|no-mi|residual|smoke [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 full|no-mi|residual|residual-no-gcn|smoke [extra ansel train flags]" >&2; exit 2 ;;
 esac
