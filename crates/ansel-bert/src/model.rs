@@ -344,10 +344,10 @@ impl CrossEncoder {
     }
 
     /// Last hidden states `[batch, len, hidden]`, pooled `[CLS]` `[batch, hidden]` and logits
-    /// `[batch]` from one forward pass without dropout (feature extraction for heads on a
-    /// frozen encoder, e.g. CASSIE).
-    pub fn hidden_pooled_logits(&self, batch: &Batch) -> (Tensor, Tensor, Tensor) {
-        let hidden = self.hidden_states(batch, false);
+    /// `[batch]` from one forward pass (features for heads on the encoder, e.g. CASSIE);
+    /// `train` switches the encoder's dropout on (fine-tuning the encoder with its head).
+    pub fn hidden_pooled_logits(&self, batch: &Batch, train: bool) -> (Tensor, Tensor, Tensor) {
+        let hidden = self.hidden_states(batch, train);
         let pooled = self.pooler.forward(&hidden.select(1, 0)).tanh();
         let logits = self.classifier.forward(&pooled).squeeze_dim(-1);
         (hidden, pooled, logits)

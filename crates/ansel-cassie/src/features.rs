@@ -1,7 +1,8 @@
-//! Frozen-encoder features: every (question, sentence) pair goes once through the
-//! cross-encoder as `[CLS] q [SEP] s [SEP]`; what CASSIE keeps of it is the pooled `[CLS]`
-//! vector, the logit, and one contextual vector per content word of the question and of the
-//! sentence (the mean of the word's pieces; stop words and punctuation dropped).
+//! Encoder features: every (question, sentence) pair goes once through the cross-encoder as
+//! `[CLS] q [SEP] s [SEP]`; what CASSIE keeps of it is the pooled `[CLS]` vector, the logit,
+//! and one contextual vector per content word of the question and of the sentence (the mean
+//! of the word's pieces; stop words and punctuation dropped). The encoder is frozen (features
+//! cached once) or fine-tuned with the head (end to end): one extraction serves both.
 
 use ansel_bert::{Batch, BertConfig, CrossEncoder, Encoded, PairTokenizer};
 use ansel_data::Question;
@@ -67,6 +68,9 @@ impl WordMass {
 pub struct PairSet {
     pub pooled: Tensor,
     pub logits: Vec<f32>,
+    /// The logits as a tensor that carries gradient into the encoder (live encoding only;
+    /// a head with `residual` adds them to its output).
+    pub live_logits: Option<Tensor>,
     pub q_vecs: Tensor,
     pub q_off: Vec<usize>,
     pub q_words: Vec<Vec<String>>,
@@ -169,6 +173,7 @@ impl PairSet {
         let set = PairSet {
             pooled: take("pooled")?.to_kind(Kind::Float),
             logits: Vec::<f32>::try_from(&take("logits")?).map_err(ansel_torch::backend)?,
+            live_logits: None,
             q_vecs: take("q_vecs")?.to_kind(Kind::Float),
             q_off: offsets(take("q_off")?),
             s_vecs: take("s_vecs")?.to_kind(Kind::Float),
@@ -187,8 +192,11 @@ impl PairSet {
     }
 }
 
-/// The frozen cross-encoder that produces [`PairSet`]s.
-pub struct FrozenEncoder {
+/// The cross-encoder that produces [`PairSet`]s: frozen ([`PairEncoder::encode`]: eval mode,
+/// no gradient, vectors rounded to f16 like the training cache), or fine-tuned together with
+/// the head ([`PairEncoder::encode_live`]: autograd on, dropout when training). Both read the
+/// same input and turn hidden states into features with the same code.
+pub struct PairEncoder {
     model: CrossEncoder,
     tok: PairTokenizer,
     pub max_len: usize,
@@ -201,9 +209,18 @@ struct Tokenized {
     words: Vec<String>,
 }
 
-impl FrozenEncoder {
+/// How [`PairEncoder`] runs the encoder.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    /// Eval mode, under `no_grad`, features rounded to f16 (the cache's precision).
+    Frozen,
+    /// Autograd on, full precision; dropout when `train`.
+    Live { train: bool },
+}
+
+impl PairEncoder {
     /// Loads a cross-encoder directory (config.json, tokenizer.json, model.safetensors).
-    pub fn load(dir: &Path, max_len: usize) -> Result<FrozenEncoder> {
+    pub fn load(dir: &Path, max_len: usize) -> Result<PairEncoder> {
         let config = BertConfig::read(&dir.join("config.json"))?;
         let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
         if !initialised.is_empty() {
@@ -216,7 +233,7 @@ impl FrozenEncoder {
             });
         }
         let tok = PairTokenizer::read(&dir.join("tokenizer.json"))?;
-        Ok(FrozenEncoder {
+        Ok(PairEncoder {
             model,
             tok,
             max_len,
@@ -226,6 +243,16 @@ impl FrozenEncoder {
 
     pub fn tokenizer(&self) -> &PairTokenizer {
         &self.tok
+    }
+
+    /// The cross-encoder itself (its parameters, for fine-tuning and saving).
+    pub fn model(&self) -> &CrossEncoder {
+        &self.model
+    }
+
+    /// Switches gradient tracking of the encoder's parameters on (end-to-end training) or off.
+    pub fn set_trainable(&mut self, on: bool) {
+        self.model.set_requires_grad(on);
     }
 
     fn tokenize(&self, text: &str) -> Result<Tokenized> {
@@ -238,13 +265,35 @@ impl FrozenEncoder {
     }
 
     /// Encodes `[CLS] q [SEP] s [SEP]` for every pair exactly as the cross-encoder ranker does
-    /// (same truncation), so `logits` are the base model's scores. `progress` gets the number
-    /// of pairs done after each batch.
+    /// (same truncation), so `logits` are the base model's scores. Eval mode, no gradient.
+    /// `progress` gets the number of pairs done after each batch.
     pub fn encode(
         &self,
         pairs: &[(&str, &str)],
         progress: &mut dyn FnMut(usize),
     ) -> Result<PairSet> {
+        tch::no_grad(|| self.run(pairs, Mode::Frozen, progress))
+    }
+
+    /// The same features as [`PairEncoder::encode`], with gradients flowing back into the
+    /// encoder (and dropout on when `train`): end-to-end training. Not rounded to f16.
+    pub fn encode_live(&self, pairs: &[(&str, &str)], train: bool) -> Result<PairSet> {
+        self.run(pairs, Mode::Live { train }, &mut |_| {})
+    }
+
+    /// Checks that every pair can be encoded (tokenized, and its pieces mapped back to
+    /// words) without running the encoder.
+    pub fn check(&self, pairs: &[(&str, &str)]) -> Result<()> {
+        self.inputs(pairs).map(|_| ())
+    }
+
+    /// Tokenized texts and the encoded inputs of `pairs`, with how many question and sentence
+    /// pieces each input kept.
+    #[allow(clippy::type_complexity)]
+    fn inputs<'a>(
+        &self,
+        pairs: &[(&'a str, &'a str)],
+    ) -> Result<(HashMap<&'a str, Tokenized>, Vec<(Encoded, usize, usize)>)> {
         let mut tokenized: HashMap<&str, Tokenized> = HashMap::new();
         for (q, s) in pairs {
             for text in [q, s] {
@@ -270,46 +319,58 @@ impl FrozenEncoder {
             }
             encoded.push((e, q_kept, s_kept));
         }
+        Ok((tokenized, encoded))
+    }
+
+    fn run(
+        &self,
+        pairs: &[(&str, &str)],
+        mode: Mode,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<PairSet> {
+        let (tokenized, encoded) = self.inputs(pairs)?;
         let n = pairs.len();
+        let round = mode == Mode::Frozen;
+        let train = matches!(mode, Mode::Live { train: true });
         let mut pooled: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
         let mut logits = vec![0f32; n];
+        let mut live_logits: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
         let mut q_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut s_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|&i| encoded[i].0.len());
         let mut done = 0;
-        tch::no_grad(|| -> Result<()> {
-            for chunk in order.chunks(self.batch_size.max(1)) {
-                let refs: Vec<&Encoded> = chunk.iter().map(|&i| &encoded[i].0).collect();
-                let batch = Batch::new(&refs, self.tok.pad);
-                let (hidden, pool, logit) = self.model.hidden_pooled_logits(&batch);
-
-                let logit = Vec::<f32>::try_from(&logit.to_kind(Kind::Float))
-                    .map_err(ansel_torch::backend)?;
-                for (row, &i) in chunk.iter().enumerate() {
-                    let h = hidden.get(row as i64);
-                    let (_, q_kept, s_kept) = encoded[i];
-                    let (q, s) = pairs[i];
-                    q_parts[i] = Some(word_vectors(&h, &tokenized[q], 1, q_kept, 1 + q_kept));
-                    s_parts[i] = Some(word_vectors(
-                        &h,
-                        &tokenized[s],
-                        q_kept + 2,
-                        s_kept,
-                        q_kept + 2 + s_kept,
-                    ));
-                    pooled[i] = Some(
-                        pool.get(row as i64)
-                            .to_kind(Kind::Half)
-                            .to_kind(Kind::Float),
-                    );
-                    logits[i] = logit[row];
+        for chunk in order.chunks(self.batch_size.max(1)) {
+            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &encoded[i].0).collect();
+            let batch = Batch::new(&refs, self.tok.pad);
+            let (hidden, pool, logit_t) = self.model.hidden_pooled_logits(&batch, train);
+            let logit = Vec::<f32>::try_from(&logit_t.detach().to_kind(Kind::Float))
+                .map_err(ansel_torch::backend)?;
+            for (row, &i) in chunk.iter().enumerate() {
+                let h = hidden.get(row as i64);
+                let (_, q_kept, s_kept) = encoded[i];
+                let (q, s) = pairs[i];
+                q_parts[i] = Some(word_vectors(
+                    &h,
+                    &tokenized[q],
+                    Segment::question(q_kept),
+                    round,
+                ));
+                s_parts[i] = Some(word_vectors(
+                    &h,
+                    &tokenized[s],
+                    Segment::sentence(q_kept, s_kept),
+                    round,
+                ));
+                pooled[i] = Some(f16_if(pool.get(row as i64), round));
+                logits[i] = logit[row];
+                if !round {
+                    live_logits[i] = Some(logit_t.get(row as i64));
                 }
-                done += chunk.len();
-                progress(done);
             }
-            Ok(())
-        })?;
+            done += chunk.len();
+            progress(done);
+        }
         let unwrap = |v: Vec<Option<(Tensor, Vec<String>)>>| {
             let mut offs = vec![0usize];
             let mut vecs = Vec::with_capacity(v.len());
@@ -327,9 +388,11 @@ impl FrozenEncoder {
         }
         let (q_vecs, q_off, q_words) = unwrap(q_parts);
         let (s_vecs, s_off, s_words) = unwrap(s_parts);
+        let live_logits: Vec<Tensor> = live_logits.into_iter().flatten().collect();
         Ok(PairSet {
             pooled: Tensor::stack(&pooled, 0),
             logits,
+            live_logits: (!round && live_logits.len() == n).then(|| Tensor::stack(&live_logits, 0)),
             q_vecs,
             q_off,
             q_words,
@@ -340,17 +403,55 @@ impl FrozenEncoder {
     }
 }
 
-/// Content-word vectors of one segment: the first `kept` pieces of `tok` sit at rows
-/// `start..start + kept` of `hidden` (`[len, d]`); each word is the mean of its pieces.
-/// Falls back to every word when none is a content word, and to the `[SEP]` vector at
-/// `sep` when the segment kept no piece at all.
-fn word_vectors(
-    hidden: &Tensor,
-    tok: &Tokenized,
+/// Rounds through f16 when `round` (frozen features, as cached), else returns `t` itself.
+fn f16_if(t: Tensor, round: bool) -> Tensor {
+    if round {
+        t.to_kind(Kind::Half).to_kind(Kind::Float)
+    } else {
+        t
+    }
+}
+
+/// Where a segment's pieces sit in `[CLS] q [SEP] s [SEP]`: `kept` pieces from row `start`,
+/// and the `[SEP]` that closes it at row `sep`.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
     start: usize,
     kept: usize,
     sep: usize,
+}
+
+impl Segment {
+    fn question(q_kept: usize) -> Segment {
+        Segment {
+            start: 1,
+            kept: q_kept,
+            sep: 1 + q_kept,
+        }
+    }
+
+    fn sentence(q_kept: usize, s_kept: usize) -> Segment {
+        Segment {
+            start: q_kept + 2,
+            kept: s_kept,
+            sep: q_kept + 2 + s_kept,
+        }
+    }
+}
+
+/// Content-word vectors of one segment: the first `seg.kept` pieces of `tok` sit at rows
+/// `seg.start..` of `hidden` (`[len, d]`, with or without gradient); each word is the mean of
+/// its pieces. Falls back to every word when none is a content word, and to the `[SEP]`
+/// vector at `seg.sep` when the segment kept no piece at all. `round`: through f16, the
+/// precision of the training cache, so that a frozen head scores live input exactly as it
+/// saw it in training.
+fn word_vectors(
+    hidden: &Tensor,
+    tok: &Tokenized,
+    seg: Segment,
+    round: bool,
 ) -> (Tensor, Vec<String>) {
+    let Segment { start, kept, sep } = seg;
     let kept_words = tok.word_of.get(..kept).unwrap_or(&tok.word_of);
     let present: Vec<usize> = {
         let mut seen = Vec::new();
@@ -377,10 +478,7 @@ fn word_vectors(
         chosen = present;
     }
     if chosen.is_empty() {
-        let v = hidden
-            .narrow(0, sep as i64, 1)
-            .to_kind(Kind::Half)
-            .to_kind(Kind::Float);
+        let v = f16_if(hidden.narrow(0, sep as i64, 1), round);
         return (v, vec!["[SEP]".to_string()]);
     }
     let len = hidden.size()[0];
@@ -394,10 +492,7 @@ fn word_vectors(
         }
     }
     let avg = Tensor::from_slice(&avg).view([chosen.len() as i64, len]);
-    let vecs = avg.matmul(&hidden.to_kind(Kind::Float));
-    // Rounded to f16, the precision of the training cache, so that a head scores live input
-    // exactly as it saw it in training.
-    let vecs = vecs.to_kind(Kind::Half).to_kind(Kind::Float);
+    let vecs = f16_if(avg.matmul(&hidden.to_kind(Kind::Float)), round);
     (vecs, chosen.iter().map(|&w| tok.words[w].clone()).collect())
 }
 

@@ -2,7 +2,8 @@
 //! Effective Answer Sentence Selection"): contextual AS2 with a question-context alignment
 //! by optimal transport and a GCN over the candidate and its neighbouring sentences.
 //!
-//! Here CASSIE is a head on a frozen, already fine-tuned ansel cross-encoder:
+//! CASSIE is a head on an ansel cross-encoder, either frozen (features cached once; [`train`])
+//! or fine-tuned together with the head ([`end_to_end`], the paper's set-up):
 //! - [`features`]: each (question, sentence) pair goes once through the encoder as
 //!   `[CLS] q [SEP] s [SEP]`; content-word vectors, pooled `[CLS]` and logit are kept
 //!   (and cached on disk for training);
@@ -14,6 +15,7 @@
 //! - [`train`] and [`ranker`]: training with early stopping on dev MAP, and the model
 //!   directory served as a `Ranker` (with `explain`, the alignments behind a score).
 
+pub mod end_to_end;
 pub mod features;
 pub mod head;
 pub mod ot;
@@ -21,7 +23,8 @@ pub mod ranker;
 pub mod split;
 pub mod train;
 
-pub use features::{FrozenEncoder, PairSet, QuestionGraph, WordMass};
+pub use end_to_end::{train_end_to_end, EndToEndOptions};
+pub use features::{PairEncoder, PairSet, QuestionGraph, WordMass};
 pub use head::{Head, HeadConfig, NodeBatch};
 pub use ot::{align, sinkhorn_log, Alignment, OtOptions};
 pub use ranker::{relative_to, CassieRanker, CassieSettings, Explanation, HEAD_FILE};

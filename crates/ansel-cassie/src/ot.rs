@@ -150,16 +150,19 @@ fn align_chunk(set: &PairSet, ids: &[usize], mass: &WordMass, opts: &OtOptions) 
     let q_mask = Tensor::from_slice(&qa).view([b, n as i64]);
     let s_mask = Tensor::from_slice(&sb).view([b, m as i64]);
     let pair_mask = q_mask.unsqueeze(2) * s_mask.unsqueeze(1);
+    // The transport problem is solved without gradient: the plan only selects words, and the
+    // selected words' mean (below, from the live `s`) carries the gradient into the encoder.
+    let (qd, sd) = (q.detach(), s.detach());
     // Euclidean distances [b, n, m].
-    let qq = q
+    let qq = qd
         .square()
         .sum_dim_intlist([2i64].as_slice(), false, Kind::Float)
         .unsqueeze(2);
-    let ss = s
+    let ss = sd
         .square()
         .sum_dim_intlist([2i64].as_slice(), false, Kind::Float)
         .unsqueeze(1);
-    let cost = (qq + ss - q.matmul(&s.transpose(1, 2)) * 2.0)
+    let cost = (qq + ss - qd.matmul(&sd.transpose(1, 2)) * 2.0)
         .clamp_min(1e-12)
         .sqrt()
         * &pair_mask;
@@ -271,6 +274,7 @@ mod tests {
         PairSet {
             pooled: Tensor::zeros([1, 2], (Kind::Float, Device::Cpu)),
             logits: vec![0.0],
+            live_logits: None,
             q_vecs: q,
             q_off: vec![0, 2],
             q_words: vec![vec!["x".into(), "y".into()]],
@@ -324,6 +328,7 @@ mod tests {
         let two = PairSet {
             pooled: Tensor::zeros([2, 2], (Kind::Float, Device::Cpu)),
             logits: vec![0.0, 0.0],
+            live_logits: None,
             q_vecs: long_q,
             q_off: vec![0, 2, 5],
             q_words: vec![vec!["x".into(), "y".into()], vec!["a".into(); 3]],

@@ -1,7 +1,7 @@
 //! A CASSIE model directory: `model.json` (kind `cassie`, the base encoder as a path relative
 //! to the directory), `head.safetensors` (head weights only), `word-mass.json`.
 
-use crate::features::{FrozenEncoder, WordMass};
+use crate::features::{PairEncoder, WordMass};
 use crate::head::{Head, HeadConfig};
 use crate::ot::OtOptions;
 use crate::split::SplitFeatures;
@@ -26,7 +26,7 @@ pub struct CassieSettings {
 }
 
 struct Inner {
-    encoder: FrozenEncoder,
+    encoder: PairEncoder,
     head: Head,
     _vs: nn::VarStore,
 }
@@ -76,7 +76,7 @@ impl CassieRanker {
                 ),
             });
         }
-        let encoder = FrozenEncoder::load(&base, settings.max_len)?;
+        let encoder = PairEncoder::load(&base, settings.max_len)?;
         let mass = WordMass::read(&dir.join(WordMass::FILE))?;
         let mut vs = nn::VarStore::new(Device::Cpu);
         let head = Head::new(&vs.root(), settings.head.clone());

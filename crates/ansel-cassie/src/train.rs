@@ -47,7 +47,9 @@ fn with_pad(t: &Tensor) -> Tensor {
 
 impl Prepared {
     pub fn new(split: &SplitFeatures, mass: &WordMass, ot: &OtOptions) -> Prepared {
-        let alignment = tch::no_grad(|| align(&split.pairs, mass, ot, 256));
+        // No gradient through the transport plan (`align` solves it on detached vectors);
+        // with a live encoder the sentence vectors still carry gradient.
+        let alignment = align(&split.pairs, mass, ot, 256);
         let p = split.pairs.len() as i64;
         let table = NodeTable {
             ot_vec: with_pad(&alignment.ot_vec),
@@ -55,7 +57,10 @@ impl Prepared {
             pooled: with_pad(&split.pairs.pooled),
             ot_cost: with_pad(&alignment.ot_cost),
             mean_cost: with_pad(&alignment.mean_cost),
-            logit: with_pad(&Tensor::from_slice(&split.pairs.logits)),
+            logit: with_pad(&split.pairs.live_logits.as_ref().map_or_else(
+                || Tensor::from_slice(&split.pairs.logits),
+                Tensor::shallow_clone,
+            )),
         };
         let mut nodes = Vec::new();
         let mut labels = Vec::new();

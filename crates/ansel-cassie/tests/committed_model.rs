@@ -3,7 +3,7 @@
 //! saves, loads and explains itself.
 
 use ansel_cassie::{
-    fit, CassieRanker, CassieSettings, FitOptions, FrozenEncoder, HeadConfig, OtOptions, Prepared,
+    fit, CassieRanker, CassieSettings, FitOptions, HeadConfig, OtOptions, PairEncoder, Prepared,
     SplitFeatures, WordMass, HEAD_FILE,
 };
 use ansel_data::{Candidate, DocContext, Question};
@@ -85,7 +85,7 @@ fn data() -> Vec<Question> {
 fn features_reproduce_the_base_scores_and_map_words_back() {
     ansel_torch::init(1, 0);
     let qs = data();
-    let encoder = FrozenEncoder::load(&base(), 128).unwrap();
+    let encoder = PairEncoder::load(&base(), 128).unwrap();
     let split = SplitFeatures::build(&encoder, qs.clone(), None, "test", "test").unwrap();
     let card = ModelCard::read(&base()).unwrap();
     let reference = ansel_bert::CrossEncoderRanker::load(&base(), &card).unwrap();
@@ -123,7 +123,7 @@ fn features_reproduce_the_base_scores_and_map_words_back() {
 fn a_trained_head_saves_loads_scores_and_explains() {
     ansel_torch::init(1, 0);
     let qs = data();
-    let encoder = FrozenEncoder::load(&base(), 128).unwrap();
+    let encoder = PairEncoder::load(&base(), 128).unwrap();
     let mass = WordMass::count(encoder.tokenizer(), &qs).unwrap();
     assert_eq!(mass.df.get("lens"), Some(&1));
     assert_eq!(mass.df.get("the"), None, "stop words carry no mass");

@@ -4,8 +4,8 @@
 use super::train::TrainArgs;
 use super::DataArgs;
 use ansel_cassie::{
-    fit, relative_to, CassieRanker, CassieSettings, FitOptions, Fitted, FrozenEncoder, HeadConfig,
-    OtOptions, PairSet, Prepared, SplitFeatures, WordMass, HEAD_FILE,
+    fit, relative_to, CassieRanker, CassieSettings, FitOptions, Fitted, HeadConfig, OtOptions,
+    PairEncoder, PairSet, Prepared, SplitFeatures, WordMass, HEAD_FILE,
 };
 use ansel_data::Question;
 use ansel_eval::Report;
@@ -49,6 +49,13 @@ pub struct CassieArgs {
     /// Sinkhorn iterations.
     #[arg(long, default_value_t = 50)]
     pub sinkhorn_iters: usize,
+    /// Fine-tune the --base encoder together with the head (whole questions per step; --lr is
+    /// the encoder's, --batch-size counts candidates; the model directory holds the encoder).
+    #[arg(long)]
+    pub end_to_end: bool,
+    /// With --end-to-end: the head's peak learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub head_lr: f64,
 }
 
 impl CassieArgs {
@@ -90,7 +97,7 @@ fn base_key(base: &Path) -> String {
 
 /// Encodes (or reads from `cache/<name>`) every split.
 fn splits(
-    encoder: &FrozenEncoder,
+    encoder: &PairEncoder,
     base: &Path,
     cache: Option<&Path>,
     sets: Vec<(&str, Vec<Question>)>,
@@ -119,12 +126,15 @@ pub fn train_cassie(args: &TrainArgs) -> Result<()> {
     let Some(base) = ce.base.as_deref() else {
         bail!("--model cassie needs --base DIR: a trained cross-encoder directory (e.g. models/minilm-l6-wikiqa)")
     };
-    let base = PathBuf::from(base);
     let c = &args.cassie;
+    if c.end_to_end {
+        return train_end_to_end(args, base);
+    }
+    let base = PathBuf::from(base);
     ansel_torch::init(args.threads, args.seed);
     let started = Instant::now();
     let (train, dev) = args.read_splits()?;
-    let encoder = FrozenEncoder::load(&base, ce.max_len)
+    let encoder = PairEncoder::load(&base, ce.max_len)
         .with_context(|| format!("cannot load --base {}", base.display()))?;
     let mass = WordMass::count(encoder.tokenizer(), &train)?;
     let ot = c.ot();
@@ -188,6 +198,23 @@ pub fn train_cassie(args: &TrainArgs) -> Result<()> {
         base: vec![settings.base.clone()],
     });
     save(&args.out, &card, &mass, &fitted, &entries)?;
+    println!("{}", serde_json::to_string_pretty(&card)?);
+    Ok(())
+}
+
+/// `ansel train --model cassie --end-to-end`: the encoder fine-tuned with the head.
+fn train_end_to_end(args: &TrainArgs, base: &str) -> Result<()> {
+    let c = &args.cassie;
+    if c.cache.is_some() {
+        bail!("--cache holds frozen-encoder features; --end-to-end encodes every step and takes no --cache");
+    }
+    let (train, dev) = args.read_splits()?;
+    let mut opts = ansel_cassie::EndToEndOptions::defaults(base, &args.out);
+    opts.run = args.run_options(opts.run);
+    opts.head = c.head(0);
+    opts.ot = c.ot();
+    opts.head_lr = c.head_lr;
+    let card = ansel_cassie::train_end_to_end(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
 }
@@ -282,7 +309,7 @@ pub fn bench(args: CassieBenchArgs) -> Result<()> {
         read(&args.dev, "dev")?,
         read(&args.test, "test")?,
     );
-    let encoder = FrozenEncoder::load(&args.base, args.max_len)
+    let encoder = PairEncoder::load(&args.base, args.max_len)
         .with_context(|| format!("cannot load --base {}", args.base.display()))?;
     let mass = WordMass::count(encoder.tokenizer(), &train)?;
     let mut f = splits(
@@ -443,7 +470,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Encoder forward time for a 12-word question against 3 sentences of 30 words, and the
 /// time of Sinkhorn (and of the whole alignment) on that problem.
 fn sinkhorn_cost(
-    encoder: &FrozenEncoder,
+    encoder: &PairEncoder,
     mass: &WordMass,
     ot: &OtOptions,
     questions: &[Question],
