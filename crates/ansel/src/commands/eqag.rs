@@ -70,7 +70,8 @@ pub struct EqagArgs {
     /// RI sanity check: random node features in [0, 1) instead of base scores.
     #[arg(long)]
     pub random_init: bool,
-    /// `ansel rank --model BASE` outputs to take base scores from (repeatable).
+    /// `ansel rank --model BASE` outputs to take base scores from (repeatable); the outputs of
+    /// the base's fp32 ONNX export (`ansel quantize --precision fp32`) count as the base's.
     #[arg(long)]
     pub base_cache: Vec<PathBuf>,
     /// Question-question bi-encoder (Hugging Face directory; mean pooling, cosine).
