@@ -240,11 +240,10 @@ def ce_report():
         ("wikiqa-minilm-trecqa-transfer-all", "WikiQA test (clean, 237 q)", "runs/minilm-trecqa-transfer-all",
          "out of sample: TANDA step 1 only (one epoch on TrecQA TRAIN-ALL), never saw WikiQA; not in the repository; "
          "graph rows: the 873 answered WikiQA train questions (8,672 pairs)"),
-        ("trecqa-minilm-l6-wikiqa", "TrecQA test-filtered (68 q)", "models/minilm-l6-wikiqa",
+        ("trecqa-minilm-l6-wikiqa", "TrecQA test-filtered (68 q), graph rows from TRAIN", "models/minilm-l6-wikiqa",
          "out of sample: fine-tuned on WikiQA only, never saw TrecQA; graph rows: the 94 answered TRAIN questions (5,919 pairs)"),
-        ("trecqaall-minilm-l6-wikiqa", "TrecQA test-filtered (68 q)", "models/minilm-l6-wikiqa",
-         "out of sample, as above; graph rows: the 1,229 answered TRAIN-ALL questions (53,417 pairs); a smaller sweep grid "
-         "for this 9x larger graph: K_intra {1, 3, 5} x th_intra 0 x K_inter {3, 10} x th_inter {0, 0.9}, no answer-similarity rows"),
+        ("trecqaall-minilm-l6-wikiqa", "TrecQA test-filtered (68 q), graph rows from TRAIN-ALL", "models/minilm-l6-wikiqa",
+         "out of sample: as above; graph rows: the 1,229 answered TRAIN-ALL questions (53,417 pairs)"),
         ("wikiqa-minilm-l6-tanda-all-2ep", "WikiQA test (clean, 237 q)", "models/minilm-l6-tanda-all-2ep",
          "in sample (the paper's setting, for comparison): full TANDA, two epochs on WikiQA train, so its scores of the "
          "graph's training rows are of pairs it was fine-tuned on; graph rows: the 873 answered WikiQA train questions"),
@@ -315,7 +314,7 @@ def ce_report():
                         dev_best = (dm_, name, statistics.mean(p1), statistics.mean(mp))
             if best:
                 dp, dm = best[1] - b["P@1"], best[2] - b["MAP"]
-                targets.append(f"| {title}, base `{base}` ({about.split(':')[0]}) | {kname} | best on test: {best[0]} | {dp:+.4f} | {dm:+.4f} | {met(dp, dm)} |")
+                targets.append(f"| {title}, base `{base}` ({about.split(':')[0].split(' (')[0]}) | {kname} | best on test: {best[0]} | {dp:+.4f} | {dm:+.4f} | {met(dp, dm)} |")
             if dev_best:
                 dp, dm = dev_best[2] - b["P@1"], dev_best[3] - b["MAP"]
                 targets.append(f"| | | picked on dev: {dev_best[1]} | {dp:+.4f} | {dm:+.4f} | {met(dp, dm)} |")
@@ -360,7 +359,7 @@ def ce_report():
         if not ok(bpath):
             continue
         b = load(bpath)
-        short = f"{title.split(' test')[0]} over `{base}`"
+        short = f"{title.split(' test')[0]}{' (TRAIN-ALL rows)' if 'TRAIN-ALL' in title else ''} over `{base}`"
         tq = os.path.join(res, f"{tag}-train-base.json")
         if ok(tq):
             q = load(tq)
