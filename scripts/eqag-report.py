@@ -376,7 +376,7 @@ def ce_report():
                     if best_gain is None or g > best_gain[0]:
                         best_gain = (g, f"{short}, {name}, {kname}", statistics.mean(r["MAP"] for r in rs) - b["MAP"])
                 sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
-                if ok(sp):
+                if ok(sp) and suffix in ("", "-dir"):
                     r = max((json.loads(l) for l in open(sp) if l.strip()), key=lambda r: r["dev MAP"])
                     dev_gains.append(100 * (r["dev MAP"] - r["base dev MAP"]))
                 bad = []
