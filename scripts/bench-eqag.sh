@@ -5,6 +5,7 @@
 #
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
 #   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report]
+#   bash scripts/bench-eqag.sh [ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report]
 #
 # `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
 # rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
@@ -28,7 +29,7 @@ step=${1:-all}
 ansel=${ANSEL:-./target/release/ansel}
 D=../shared/data
 W=target/eqag
-case $step in oof*) W=target/eqag-oof ;; esac
+case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; esac
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
 [ -x "$ansel" ] || cargo build --release -q -p ansel
@@ -65,12 +66,13 @@ run() {
   local grid=(); [ -z "${SWEEP_GRID:-}" ] || read -r -a grid <<< "$SWEEP_GRID"
   local dir=(); [ -z "${DIRECTED:-}" ] || dir=(--directed-inter)
   local vc=$W/cache/minilm-vectors-$ds-$by.bin
-  local ctrain=$(cache $ds train "$base") cdev=$(cache $ds dev "$base") ctest=$(cache $ds test "$base")
+  local sc=${SCORER:-$base}
+  local ctrain=$(cache $ds train "$sc") cdev=$(cache $ds dev "$sc") ctest=$(cache $ds test "$sc")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
     --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" "${dir[@]}" --vector-cache $vc)
   export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$vc
-  $ansel eval --data $W/data/$ds-test.* $clean --model "$base" --json > $W/results/$tag-base.json
+  $ansel eval --data $W/data/$ds-test.* $clean --model "$sc" --json > $W/results/$tag-base.json
   for v in ${VARIANTS:-ta t+ t+-}; do
     local sweep=$W/results/sweep-$tag-$v.jsonl
     if [ ! -s "$sweep" ]; then
@@ -243,7 +245,78 @@ oof_features_trecqa() {
     run trecqaall $base "--clean"
 }
 
+# Cross-encoder bases (`ce*`, docs/results/eqag-cross-encoder.md; work files in target/eqag-ce).
+# Bases that never saw the graph's training questions, so the training nodes' scores are out of
+# sample without out-of-fold retraining: WikiQA over runs/minilm-trecqa-transfer-all (TANDA step 1
+# on TrecQA TRAIN-ALL only; not in the repository: TRANSFER_ALL=DIR), TrecQA over
+# models/minilm-l6-wikiqa (WikiQA only); and the paper's in-sample setting, WikiQA over
+# models/minilm-l6-tanda-all-2ep. Every split is scored once by the base's ONNX Runtime fp32 export
+# (`ansel quantize --precision fp32`: tch's scores to 1e-7, about twice as fast here); the EQAG
+# models name the tch base and read those scores as its cache (the loader accepts the caches of an
+# fp32 export of the base).
+TRANSFER_ALL=${TRANSFER_ALL:-runs/minilm-trecqa-transfer-all}
+fp32() {
+  local out=$W/fp32/$(basename "$1")-fp32
+  [ -s $out/model.json ] || $ansel quantize --model "$1" --out $out --precision fp32 >&2
+  echo $out
+}
+ce_cache() {
+  for s in train dev test; do
+    cache wikiqa $s $(fp32 $TRANSFER_ALL) > /dev/null
+    cache trecqa $s $(fp32 models/minilm-l6-wikiqa) > /dev/null
+  done
+  for s in train dev test; do cache wikiqa $s $(fp32 models/minilm-l6-tanda-all-2ep) > /dev/null; done
+  # TrecQA TRAIN-ALL (answered: 1,229 q, 53,417 pairs) as the graph's training rows.
+  trecqaall_data
+  for s in train dev test; do cache trecqaall $s $(fp32 models/minilm-l6-wikiqa) > /dev/null; done
+}
+# TrecQA with TRAIN-ALL's answered questions as the graph's rows (a 9x larger graph than TRAIN's).
+ce_trecqaall() {
+  trecqaall_data
+  SKIP_LIVE=1 ce_run trecqaall models/minilm-l6-wikiqa
+  SKIP_LIVE=1 INTER_BY=answer ce_run trecqaall models/minilm-l6-wikiqa
+}
+trecqaall_data() {
+  [ -s $W/data/trecqaall-train.jsonl ] || zcat $D/trecqa/jsonl/train-all.jsonl.gz | grep '"label": 1' > $W/data/trecqaall-train.jsonl
+  cp -n $D/trecqa/jsonl/dev-filtered.jsonl $W/data/trecqaall-dev.jsonl
+  cp -n $D/trecqa/jsonl/test-filtered.jsonl $W/data/trecqaall-test.jsonl
+}
+# ce_run DATASET BASE: the dev sweeps (the smaller grid of the oof runs), 3 seeds of each
+# variant's chosen setting and the RI row, with undirected (the paper) and directed inter-row
+# edges. The base row is the fp32 export's evaluation (tch's scores to 1e-7).
+ce_run() {
+  local sc=$(fp32 "$2")
+  SCORER=$sc SWEEP_GRID="$OOF_GRID" run "$1" "$2" "--clean"
+  SCORER=$sc SWEEP_GRID="$OOF_GRID" SKIP_LIVE=1 DIRECTED=1 run "$1" "$2" "--clean"
+  ce_train_quality "$1" "$sc" "$1-$(basename "$2")"
+}
+# Extension: inter-row edges by answer similarity (`--inter-by answer`: each top node gets its own
+# training answers, so the inter-row messages can differ between a question's candidates).
+ce_answer() {
+  SKIP_LIVE=1 INTER_BY=answer ce_run wikiqa $TRANSFER_ALL
+  SKIP_LIVE=1 INTER_BY=answer ce_run trecqa models/minilm-l6-wikiqa
+}
+# The base's ranking of the graph's training rows (the scores the GCN is given), by
+# `ansel eval-trec` of the cached scores against the training qrels: out of sample or in sample.
+ce_train_quality() {  # DATASET SCORER TAG
+  local dir=$W/trec/$3
+  mkdir -p $dir
+  $ansel eval --data $W/data/$1-train.* --clean --model wo --trec-dir $dir --json > /dev/null
+  jq -r '.id as $q | .scores | to_entries[] | "\($q) Q0 \(.value.id) \(.key + 1) \(.value.score) base"' \
+    $W/cache/$1-train.$(basename "$2").jsonl > $dir/base.run
+  $ansel eval-trec --qrels $dir/qrels.txt --run $dir/base.run --clean --json > $W/results/$3-train-base.json
+}
+
 case $step in
+  ce) ce_cache; ce_run wikiqa $TRANSFER_ALL; ce_run trecqa models/minilm-l6-wikiqa
+      ce_run wikiqa models/minilm-l6-tanda-all-2ep; ce_answer; ce_trecqaall ;;
+  ce-cache) ce_cache ;;
+  ce-wikiqa) ce_run wikiqa $TRANSFER_ALL ;;
+  ce-trecqa) ce_run trecqa models/minilm-l6-wikiqa ;;
+  ce-trecqaall) ce_trecqaall ;;
+  ce-insample) ce_run wikiqa models/minilm-l6-tanda-all-2ep ;;
+  ce-answer) ce_answer ;;
+  ce-report) ;;
   oof) oof_wikiqa; oof_trecqa; oof_features; oof_features_trecqa; oof_directed ;;
   oof-directed) oof_directed ;;
   oof-wikiqa) oof_wikiqa ;;
@@ -267,10 +340,11 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
   oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;
+  ce*) python3 scripts/eqag-report.py $W/results docs/results/eqag-cross-encoder.md ce ;;
   features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;
   *) python3 scripts/eqag-report.py $W/results docs/results/eqag.md ;;
 esac

@@ -79,6 +79,19 @@ pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>>
     Ok(proto.encode_to_vec())
 }
 
+/// The source model directory of `dir` when `dir` is an fp32 export of a cross-encoder
+/// (`ansel quantize --precision fp32`, whose scores equal the source's to ~1e-7, so scores
+/// cached from it stand for the source's); `None` for anything else, int8 exports included
+/// (they change scores). A relative source is relative to where `ansel quantize` ran.
+pub fn fp32_source(dir: &Path) -> Option<PathBuf> {
+    let card = ModelCard::read(dir).ok()?;
+    if card.kind != KIND {
+        return None;
+    }
+    let settings: OnnxSettings = serde_json::from_value(card.config).ok()?;
+    (settings.precision == Precision::Fp32).then(|| PathBuf::from(settings.source))
+}
+
 /// Converts the cross-encoder directory `src` into an ONNX model directory `out` at
 /// `precision` (replacing `out` atomically); returns the new card.
 pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Result<ModelCard> {

@@ -4,7 +4,7 @@ use ansel_bert::testing::{serial, tiny_base};
 use ansel_bert::CrossEncoderRanker;
 use ansel_data::{Candidate, Question};
 use ansel_model::{ModelCard, Ranker};
-use ansel_onnx::{convert, OnnxRanker, Precision, KIND};
+use ansel_onnx::{convert, fp32_source, OnnxRanker, Precision, KIND};
 use std::path::{Path, PathBuf};
 
 /// A tiny random cross-encoder directory as `ansel train` writes one (weights + card).
@@ -116,6 +116,10 @@ fn fp32_and_int8_graphs_score_like_the_tch_model() {
         d < 0.1 * spread,
         "int8 graph vs tch: max abs diff {d} (spread {spread})"
     );
+    // Only the fp32 export's scores stand for the source's (cached base scores, EQAG).
+    assert_eq!(fp32_source(&fp32_dir), Some(src.clone()));
+    assert_eq!(fp32_source(&int8_dir), None);
+    assert_eq!(fp32_source(&src), None);
     assert!(
         std::fs::metadata(int8_dir.join("model.onnx"))
             .unwrap()

@@ -70,7 +70,8 @@ pub struct EqagArgs {
     /// RI sanity check: random node features in [0, 1) instead of base scores.
     #[arg(long)]
     pub random_init: bool,
-    /// `ansel rank --model BASE` outputs to take base scores from (repeatable).
+    /// `ansel rank --model BASE` outputs to take base scores from (repeatable); the outputs of
+    /// the base's fp32 ONNX export (`ansel quantize --precision fp32`) count as the base's.
     #[arg(long)]
     pub base_cache: Vec<PathBuf>,
     /// Question-question bi-encoder (Hugging Face directory; mean pooling, cosine).
@@ -126,12 +127,9 @@ fn base_ranker(spec: &str, caches: &[PathBuf]) -> Result<Box<dyn Ranker>> {
     let mut read = Vec::new();
     for path in caches {
         let cache = ScoreCache::read(path)?;
-        let same = Path::new(&cache.model).canonicalize().ok()
-            == Path::new(spec).canonicalize().ok()
-            || cache.model == spec;
-        if !same {
+        if !scores_stand_for(&cache.model, spec) {
             bail!(
-                "{}: scores of {:?}, not of the base {:?}",
+                "{}: scores of {:?}, neither the base {:?} nor an fp32 export of it",
                 path.display(),
                 cache.model,
                 spec
@@ -140,6 +138,18 @@ fn base_ranker(spec: &str, caches: &[PathBuf]) -> Result<Box<dyn Ranker>> {
         read.push(cache);
     }
     Ok(Box::new(CachedRanker::new(base, read)))
+}
+
+/// Whether scores cached from the model `cached` (as `ansel rank` named it) stand for the
+/// base `spec`'s: the same name, the same directory, or an ONNX Runtime fp32 export of that
+/// directory (`ansel quantize --precision fp32`; int8 exports change scores and are refused).
+fn scores_stand_for(cached: &str, spec: &str) -> bool {
+    let dir = |p: &Path| p.canonicalize().ok();
+    let spec_dir = dir(Path::new(spec));
+    let same_dir = |p: &Path| spec_dir.is_some() && dir(p) == spec_dir;
+    cached == spec
+        || same_dir(Path::new(cached))
+        || ansel_onnx::fp32_source(Path::new(cached)).is_some_and(|src| same_dir(&src))
 }
 
 /// Lexical rankers usable as node features: those without corpus statistics (`idf-wo` and
@@ -598,4 +608,50 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{out}")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scores_stand_for;
+    use ansel_model::ModelCard;
+    use std::path::Path;
+
+    /// A card-only ONNX export directory of `source` at `precision`.
+    fn export(dir: &Path, source: &Path, precision: &str) -> String {
+        let config = serde_json::json!({
+            "input": "pair", "max_len": 32, "batch_size": 2, "precision": precision,
+            "scheme": "test", "source": source.display().to_string(), "source_name": "base",
+            "opset": 17,
+        });
+        ModelCard::new(ansel_onnx::KIND, "export", config)
+            .write(dir)
+            .unwrap();
+        dir.display().to_string()
+    }
+
+    #[test]
+    fn cached_scores_stand_for_the_base_or_its_fp32_export_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("base");
+        let other = tmp.path().join("other");
+        for d in ["base", "other", "fp32", "int8", "fp32-of-other"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        let spec = base.display().to_string();
+        let fp32 = export(&tmp.path().join("fp32"), &base, "fp32");
+        let int8 = export(&tmp.path().join("int8"), &base, "int8");
+        let fp32_other = export(&tmp.path().join("fp32-of-other"), &other, "fp32");
+        assert!(scores_stand_for(&spec, &spec));
+        // The same directory by another spelling.
+        let dotted = tmp.path().join("base/../base").display().to_string();
+        assert!(scores_stand_for(&dotted, &spec));
+        assert!(scores_stand_for(&fp32, &spec));
+        assert!(!scores_stand_for(&int8, &spec));
+        assert!(!scores_stand_for(&fp32_other, &spec));
+        assert!(!scores_stand_for(&other.display().to_string(), &spec));
+        // Built-in names: equal names only (two paths that do not exist are not the same).
+        assert!(scores_stand_for("wo", "wo"));
+        assert!(!scores_stand_for("wo", "bm25"));
+        assert!(!scores_stand_for(&fp32, "wo"));
+    }
 }
