@@ -72,6 +72,9 @@ pub struct ModelConfig {
     pub rnn: RnnKind,
     /// Which pretrained vectors the embedding rows came from.
     pub vectors: String,
+    /// The principal components the vectors were reduced to (`--vector-dim`); none: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_dim: Option<usize>,
     pub embedding_dim: usize,
     pub vocab_size: usize,
     pub hidden: usize,

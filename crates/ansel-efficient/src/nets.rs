@@ -333,6 +333,7 @@ mod tests {
             loss: Loss::Listwise,
             rnn,
             vectors: "test".into(),
+            vector_dim: None,
             embedding_dim: 4,
             vocab_size: vocab.len(),
             hidden: 6,

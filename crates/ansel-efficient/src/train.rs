@@ -51,6 +51,11 @@ pub struct TrainOptions {
     pub dropout: f64,
     /// Most frequent words of the vector table added to the vocabulary beside the training words.
     pub extra_vocab: usize,
+    /// Reduce the word vectors to this many principal components (computed over the model's
+    /// vocabulary) before training; the bundled rows are the reduced ones.
+    pub vector_dim: Option<usize>,
+    /// Where encoded vector sources cache their rows (`<cache>/<source>/`); none: no cache.
+    pub vector_cache: Option<PathBuf>,
     pub limits: Limits,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
@@ -82,6 +87,8 @@ impl TrainOptions {
             hidden: None,
             dropout: 0.5,
             extra_vocab: 10_000,
+            vector_dim: None,
+            vector_cache: Some(PathBuf::from("target").join("vector-cache")),
             limits: Limits {
                 question_tokens: 40,
                 candidate_tokens: 60,
@@ -127,6 +134,7 @@ impl TrainOptions {
         opts.vectors = config.vectors.parse().map_err(bad)?;
         opts.hidden = Some(config.hidden);
         opts.dropout = config.dropout;
+        opts.vector_dim = config.vector_dim;
         opts.limits = config.limits;
         opts.seed = training.seed;
         opts.epochs = number("epochs")? as usize;
@@ -188,10 +196,58 @@ pub fn train(
     let vectors = if opts.resume {
         None
     } else {
-        let loaded = opts.vectors.load(&opts.models_dir);
-        Some(loaded.map_err(|e| ModelError::Backend(e.to_string()))?)
+        // Encoding words runs on the threads asked for.
+        ansel_torch::init(opts.threads, opts.seed);
+        Some(
+            load_vectors(opts, &[train_data, dev_data])
+                .map_err(|e| ModelError::Backend(e.to_string()))?,
+        )
     };
     train_with_vectors(opts, vectors.as_ref(), train_data, dev_data)
+}
+
+/// Root-mean-square component of encoded or reduced vectors: about GloVe 50d's (see
+/// [`ansel_vectors::encoded::pca`]).
+const VECTOR_RMS: f64 = 0.7;
+
+/// The vectors `opts` names: a table source whole, an encoded source for the words the
+/// vocabulary can take (`opts.extra_vocab` common words first, so that they are the table's
+/// first words as GloVe's most frequent are, then the words of `data`), reduced to
+/// `opts.vector_dim` principal components when asked (over the words of `data` and the
+/// common words only, the rows the model bundles).
+fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Result<WordVectors> {
+    let source = opts.vectors;
+    let needed = source.is_encoded() || opts.vector_dim.is_some();
+    let mut words = Vec::new();
+    if needed {
+        words = source.common_words(&opts.models_dir, opts.extra_vocab)?;
+        for question in data.iter().flat_map(|qs| qs.iter()) {
+            let texts =
+                std::iter::once(&question.text).chain(question.candidates.iter().map(|c| &c.text));
+            words.extend(texts.flat_map(|t| ansel_text::words(t)));
+        }
+    }
+    let vectors = source.load_for(&opts.models_dir, &words, opts.vector_cache.as_deref())?;
+    match opts.vector_dim {
+        Some(dim) => {
+            // Only the rows the vocabulary will hold, common words first.
+            let mut seen = std::collections::HashSet::new();
+            let mut rows = Vec::new();
+            let mut kept = Vec::new();
+            for word in &words {
+                if seen.insert(word.as_str()) {
+                    if let Some(v) = vectors.get(word) {
+                        kept.push(word.clone());
+                        rows.extend_from_slice(&v);
+                    }
+                }
+            }
+            let table = WordVectors::new(kept, vectors.dim(), rows)?;
+            ansel_vectors::encoded::pca(&table, dim, VECTOR_RMS)
+        }
+        None if source.is_encoded() => ansel_vectors::encoded::rescaled(&vectors, VECTOR_RMS),
+        None => Ok(vectors),
+    }
 }
 
 /// [`train`] with vectors given by the caller (`None` only to resume).
@@ -223,6 +279,7 @@ pub fn train_with_vectors(
             loss: opts.loss,
             rnn: opts.rnn,
             vectors: opts.vectors.name().to_string(),
+            vector_dim: opts.vector_dim,
             embedding_dim: vectors.dim(),
             vocab_size: vocab.len(),
             hidden: opts.hidden.unwrap_or(opts.architecture.default_hidden()),

@@ -25,9 +25,17 @@ pub struct EfficientArgs {
     pub hidden: Option<usize>,
     #[arg(long, default_value_t = 0.5)]
     pub dropout: f64,
-    /// Most frequent words of the vector table bundled beside the training words.
+    /// Most frequent words of the vector table bundled beside the training words
+    /// (minilm-encoded: the first whole words of MiniLM's word-piece vocabulary).
     #[arg(long, default_value_t = 10_000)]
     pub extra_vocab: usize,
+    /// Reduce the word vectors to this many principal components (over the model's
+    /// vocabulary) before training; the model bundles the reduced rows.
+    #[arg(long)]
+    pub vector_dim: Option<usize>,
+    /// Where minilm-encoded vectors cache the words they have encoded.
+    #[arg(long, default_value = "target/vector-cache")]
+    pub vector_cache: std::path::PathBuf,
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
@@ -47,6 +55,8 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.hidden = e.hidden;
     opts.dropout = e.dropout;
     opts.extra_vocab = e.extra_vocab;
+    opts.vector_dim = e.vector_dim;
+    opts.vector_cache = Some(e.vector_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
     opts.patience = args.patience;
