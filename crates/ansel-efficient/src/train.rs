@@ -210,30 +210,29 @@ pub fn train(
 /// [`ansel_vectors::encoded::pca`]).
 const VECTOR_RMS: f64 = 0.7;
 
-/// The vectors `opts` names: a table source whole, an encoded source for the words the
-/// vocabulary can take (`opts.extra_vocab` common words first, so that they are the table's
-/// first words as GloVe's most frequent are, then the words of `data`), reduced to
-/// `opts.vector_dim` principal components when asked (over the words of `data` and the
-/// common words only, the rows the model bundles).
+/// The vectors `opts` names: a table source whole (reduced to `opts.vector_dim` principal
+/// components when asked, over the words the vocabulary can take); an encoded source for
+/// those words only (`opts.extra_vocab` common words first, so that they are the table's
+/// first words as GloVe's most frequent are, then the words of `data`), its encoded part
+/// reduced to `opts.vector_dim` components or else rescaled to GloVe's scale, and for
+/// `glove+minilm-encoded` joined after the word's GloVe vector.
 fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Result<WordVectors> {
     let source = opts.vectors;
-    let needed = source.is_encoded() || opts.vector_dim.is_some();
-    let mut words = Vec::new();
-    if needed {
-        words = source.common_words(&opts.models_dir, opts.extra_vocab)?;
-        for question in data.iter().flat_map(|qs| qs.iter()) {
-            let texts =
-                std::iter::once(&question.text).chain(question.candidates.iter().map(|c| &c.text));
-            words.extend(texts.flat_map(|t| ansel_text::words(t)));
-        }
+    if !source.is_encoded() && opts.vector_dim.is_none() {
+        return source.load(&opts.models_dir);
+    }
+    let mut words = source.common_words(&opts.models_dir, opts.extra_vocab)?;
+    for question in data.iter().flat_map(|qs| qs.iter()) {
+        let texts =
+            std::iter::once(&question.text).chain(question.candidates.iter().map(|c| &c.text));
+        words.extend(texts.flat_map(|t| ansel_text::words(t)));
     }
     let vectors = source.load_for(&opts.models_dir, &words, opts.vector_cache.as_deref())?;
-    match opts.vector_dim {
+    let reduced = match opts.vector_dim {
         Some(dim) => {
-            // Only the rows the vocabulary will hold, common words first.
+            // Only the rows the vocabulary can hold, common words first.
             let mut seen = std::collections::HashSet::new();
-            let mut rows = Vec::new();
-            let mut kept = Vec::new();
+            let (mut kept, mut rows) = (Vec::new(), Vec::new());
             for word in &words {
                 if seen.insert(word.as_str()) {
                     if let Some(v) = vectors.get(word) {
@@ -243,11 +242,15 @@ fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Res
                 }
             }
             let table = WordVectors::new(kept, vectors.dim(), rows)?;
-            ansel_vectors::encoded::pca(&table, dim, VECTOR_RMS)
+            ansel_vectors::encoded::pca(&table, dim, VECTOR_RMS)?
         }
-        None if source.is_encoded() => ansel_vectors::encoded::rescaled(&vectors, VECTOR_RMS),
-        None => Ok(vectors),
+        None => ansel_vectors::encoded::rescaled(&vectors, VECTOR_RMS)?,
+    };
+    if source == VectorSource::GloveMinilmEncoded {
+        let glove = VectorSource::Glove.load(&opts.models_dir)?;
+        return WordVectors::concat(&glove, &reduced);
     }
+    Ok(reduced)
 }
 
 /// [`train`] with vectors given by the caller (`None` only to resume).

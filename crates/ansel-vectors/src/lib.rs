@@ -70,10 +70,19 @@ pub enum VectorSource {
     Spacy,
     Minilm,
     MinilmEncoded,
+    /// GloVe 50d beside minilm-encoded, one vector: `[glove ; minilm-encoded]` (zeros for
+    /// the GloVe part of a word GloVe lacks).
+    GloveMinilmEncoded,
 }
 
 impl VectorSource {
-    pub const NAMES: &'static [&'static str] = &["glove", "spacy", "minilm", "minilm-encoded"];
+    pub const NAMES: &'static [&'static str] = &[
+        "glove",
+        "spacy",
+        "minilm",
+        "minilm-encoded",
+        "glove+minilm-encoded",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -81,6 +90,7 @@ impl VectorSource {
             VectorSource::Spacy => "spacy",
             VectorSource::Minilm => "minilm",
             VectorSource::MinilmEncoded => "minilm-encoded",
+            VectorSource::GloveMinilmEncoded => "glove+minilm-encoded",
         }
     }
 
@@ -89,14 +99,19 @@ impl VectorSource {
         match self {
             VectorSource::Glove => "glove-6b-50d",
             VectorSource::Spacy => "spacy-en-md",
-            VectorSource::Minilm | VectorSource::MinilmEncoded => "all-minilm-l6-v2",
+            VectorSource::Minilm
+            | VectorSource::MinilmEncoded
+            | VectorSource::GloveMinilmEncoded => "all-minilm-l6-v2",
         }
     }
 
     /// Whether the table is built for a word list ([`VectorSource::load_for`]) rather than
     /// read whole ([`VectorSource::load`]).
     pub fn is_encoded(self) -> bool {
-        self == VectorSource::MinilmEncoded
+        matches!(
+            self,
+            VectorSource::MinilmEncoded | VectorSource::GloveMinilmEncoded
+        )
     }
 
     /// Loads the vectors from `models_dir/<dir_name>`.
@@ -106,15 +121,20 @@ impl VectorSource {
             VectorSource::Glove => load_glove(&dir),
             VectorSource::Spacy => load_spacy(&dir),
             VectorSource::Minilm => load_word_pieces(&dir),
-            VectorSource::MinilmEncoded => Err(VectorsError::Missing(
-                "minilm-encoded vectors are built for a word list (VectorSource::load_for)".into(),
-            )),
+            VectorSource::MinilmEncoded | VectorSource::GloveMinilmEncoded => {
+                Err(VectorsError::Missing(format!(
+                    "{} vectors are built for a word list (VectorSource::load_for)",
+                    self.name()
+                )))
+            }
         }
     }
 
     /// The vectors for `words` (in that order, for an encoded source; the whole table for the
     /// others, which ignore `words`). An encoded source caches its rows under
-    /// `cache_root/<name>` (when given) and encodes only the words missing there.
+    /// `cache_root/minilm-encoded` (when given) and encodes only the words missing there.
+    /// For `glove+minilm-encoded` this is the encoded part alone: [`WordVectors::concat`]
+    /// joins it to GloVe (so that the encoded part can be reduced first).
     pub fn load_for(
         self,
         models_dir: &Path,
@@ -125,7 +145,7 @@ impl VectorSource {
             return self.load(models_dir);
         }
         let dir = self.checked_dir(models_dir)?;
-        let cache = cache_root.map(|root| encoded::cache_dir(root, self.name()));
+        let cache = cache_root.map(|root| encoded::cache_dir(root, "minilm-encoded"));
         let (table, _) = encoded::encoded_vectors(&dir, words, cache.as_deref())?;
         Ok(table)
     }
@@ -177,6 +197,7 @@ impl std::str::FromStr for VectorSource {
             "spacy" => Ok(VectorSource::Spacy),
             "minilm" => Ok(VectorSource::Minilm),
             "minilm-encoded" => Ok(VectorSource::MinilmEncoded),
+            "glove+minilm-encoded" => Ok(VectorSource::GloveMinilmEncoded),
             _ => Err(format!(
                 "unknown vectors {s:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -318,6 +339,21 @@ impl WordVectors {
             }
         }
         Some(Cow::Owned(mean))
+    }
+
+    /// `[first ; second]` for every word of `second`, in its order: a word `first` lacks gets
+    /// zeros for that part.
+    pub fn concat(first: &WordVectors, second: &WordVectors) -> Result<WordVectors> {
+        let dim = first.dim + second.dim;
+        let mut data = Vec::with_capacity(second.words.len() * dim);
+        for word in &second.words {
+            match first.get(word) {
+                Some(v) => data.extend_from_slice(&v),
+                None => data.extend(std::iter::repeat_n(0.0, first.dim)),
+            }
+            data.extend_from_slice(&second.get(word).expect("a word of the table"));
+        }
+        WordVectors::new(second.words.clone(), dim, data)
     }
 
     fn row(&self, row: usize) -> &[f32] {
@@ -613,6 +649,19 @@ mod tests {
         assert_eq!(v.get("play-zz").as_deref(), Some(&[4.0, 1.0][..]));
         assert_eq!(v.get("zz"), None);
         assert!(WordVectors::from_word_pieces(vec!["a".into()], 2, vec![1.0]).is_err());
+    }
+
+    #[test]
+    fn concatenation_follows_the_second_table_and_pads_the_first() {
+        let glove =
+            WordVectors::new(vec!["a".into(), "b".into()], 2, vec![1., 2., 3., 4.]).unwrap();
+        let encoded = WordVectors::new(vec!["b".into(), "c".into()], 1, vec![5., 6.]).unwrap();
+        let both = WordVectors::concat(&glove, &encoded).unwrap();
+        assert_eq!(both.dim(), 3);
+        assert_eq!(both.words(), ["b", "c"]);
+        assert_eq!(both.get("b").as_deref(), Some(&[3., 4., 5.][..]));
+        assert_eq!(both.get("c").as_deref(), Some(&[0., 0., 6.][..]));
+        assert_eq!(both.get("a"), None);
     }
 
     #[test]
