@@ -80,4 +80,13 @@ pub struct ModelConfig {
     pub hidden: usize,
     pub dropout: f64,
     pub limits: Limits,
+    /// Cosinenet as the thesis describes it (ch. 7.2.1): each word's relatedness alone, the
+    /// plain largest cosine, with no exact-match flag beside it and exact matches of words
+    /// without a vector not counted as 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_exact_match: bool,
+    /// The thesis' scorer (ch. 7.2.2): with an RNN, the linear layer sees the RNN's states
+    /// only, not the pair vector beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_skip: bool,
 }

@@ -93,6 +93,8 @@ impl PairCnn {
 struct Cosinenet {
     question: PairCnn,
     candidate: PairCnn,
+    /// The exact-match flag beside the relatedness (not in the thesis).
+    exact: bool,
 }
 
 /// RelCNN (Severyn and Moschitti; thesis 3.4.1): trainable word-overlap
@@ -137,11 +139,14 @@ impl Network {
         let embeddings =
             Embeddings::new(root / "embedding", config.vocab_size, config.embedding_dim);
         let p = root / "encoder";
+        // Cosinenet's per-word features: relatedness, and the exact-match flag unless left out.
+        let features = if config.no_exact_match { 1 } else { 2 };
         let (encoder, pair_dim) = match config.architecture {
             Architecture::Cosinenet => (
                 Encoder::Cosinenet(Cosinenet {
-                    question: PairCnn::new(&p / "question", dim, 2, h),
-                    candidate: PairCnn::new(&p / "candidate", dim, 2, h),
+                    question: PairCnn::new(&p / "question", dim, features, h),
+                    candidate: PairCnn::new(&p / "candidate", dim, features, h),
+                    exact: !config.no_exact_match,
                 }),
                 2 * h,
             ),
@@ -179,7 +184,13 @@ impl Network {
         Network {
             embeddings,
             encoder,
-            head: ScoreHead::new(root / "head", pair_dim, config.rnn, config.dropout),
+            head: ScoreHead::new(
+                root / "head",
+                pair_dim,
+                config.rnn,
+                config.dropout,
+                !config.no_skip,
+            ),
         }
     }
 
@@ -204,7 +215,9 @@ impl Network {
         let c = self.embeddings.lookup(&batch.c_ids);
         let pairs = match &self.encoder {
             Encoder::Cosinenet(net) => {
-                let (rq, rc) = self.embeddings.relatedness(&per_pair(&question), &c, batch);
+                let (rq, rc) =
+                    self.embeddings
+                        .relatedness(&per_pair(&question), &c, batch, net.exact);
                 let q_words = per_pair(&net.question.words(
                     &question,
                     &batch.question_ids,
@@ -212,8 +225,13 @@ impl Network {
                     train,
                 ));
                 // Each word's relatedness beside its exact match (content words only).
-                let features =
-                    |r: Tensor, exact: &Tensor| Tensor::stack(&[r, exact.shallow_clone()], 2);
+                let features = |r: Tensor, exact: &Tensor| {
+                    if net.exact {
+                        Tensor::stack(&[r, exact.shallow_clone()], 2)
+                    } else {
+                        r.unsqueeze(2)
+                    }
+                };
                 let qv = net
                     .question
                     .pool(q_words, &features(rq, &batch.q_exact), &batch.q_mask);
@@ -328,6 +346,17 @@ mod tests {
         vocab: &Vocabulary,
         limits: Limits,
     ) -> (VarStore, Network) {
+        network_with(architecture, rnn, vocab, limits, false)
+    }
+
+    /// `thesis`: no exact-match flag and no pair vector beside the RNN (`no_exact_match`, `no_skip`).
+    fn network_with(
+        architecture: Architecture,
+        rnn: RnnKind,
+        vocab: &Vocabulary,
+        limits: Limits,
+        thesis: bool,
+    ) -> (VarStore, Network) {
         let config = ModelConfig {
             architecture,
             loss: Loss::Listwise,
@@ -339,10 +368,50 @@ mod tests {
             hidden: 6,
             dropout: 0.0,
             limits,
+            no_exact_match: thesis,
+            no_skip: thesis,
         };
         let vs = VarStore::new(Device::Cpu);
         let net = Network::new(&vs.root(), &config);
         (vs, net)
+    }
+
+    #[test]
+    fn the_thesis_variant_drops_the_exact_match_channel_and_the_skip_and_still_trains() {
+        let _rng = seeded_rng();
+        let (vectors, vocab, encoded, limits) = toy();
+        let count = |vs: &VarStore| -> i64 {
+            vs.trainable_variables()
+                .iter()
+                .map(|t| t.numel() as i64)
+                .sum()
+        };
+        let (ours_vs, _) = network(Architecture::Cosinenet, RnnKind::Birnn, &vocab, limits);
+        let (vs, mut net) = network_with(
+            Architecture::Cosinenet,
+            RnnKind::Birnn,
+            &vocab,
+            limits,
+            true,
+        );
+        // Per CNN: one feature channel fewer (5 x 6 weights each); the scorer: the pair vector
+        // (2 x 6 inputs) no longer beside the BiRNN states.
+        assert_eq!(count(&ours_vs) - count(&vs), 2 * 5 * 6 + 12);
+        net.embeddings.fill(&vocab.embedding_rows(&vectors));
+        let batch = Batch::new(&[&encoded]);
+        let loss = ansel_torch::pointwise_bce(
+            &net.forward(&batch, true)
+                .reshape([-1])
+                .index_select(0, &batch.slots),
+            &batch.labels.reshape([-1]).index_select(0, &batch.slots),
+        );
+        loss.backward();
+        for (name, var) in vs.variables() {
+            if !name.starts_with("embedding") {
+                let norm = var.grad().abs().sum(Kind::Float).double_value(&[]);
+                assert!(norm > 0.0, "no gradient reaches {name}");
+            }
+        }
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct TrainOptions {
     pub vector_dim: Option<usize>,
     /// Where encoded vector sources cache their rows (`<cache>/<source>/`); none: no cache.
     pub vector_cache: Option<PathBuf>,
+    /// Cosinenet without the exact-match flag ([`ModelConfig::no_exact_match`]).
+    pub no_exact_match: bool,
+    /// No pair vector beside the RNN's states ([`ModelConfig::no_skip`]).
+    pub no_skip: bool,
     pub limits: Limits,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
@@ -89,6 +93,8 @@ impl TrainOptions {
             extra_vocab: 10_000,
             vector_dim: None,
             vector_cache: Some(PathBuf::from("target").join("vector-cache")),
+            no_exact_match: false,
+            no_skip: false,
             limits: Limits {
                 question_tokens: 40,
                 candidate_tokens: 60,
@@ -135,6 +141,8 @@ impl TrainOptions {
         opts.hidden = Some(config.hidden);
         opts.dropout = config.dropout;
         opts.vector_dim = config.vector_dim;
+        opts.no_exact_match = config.no_exact_match;
+        opts.no_skip = config.no_skip;
         opts.limits = config.limits;
         opts.seed = training.seed;
         opts.epochs = number("epochs")? as usize;
@@ -288,6 +296,8 @@ pub fn train_with_vectors(
             hidden: opts.hidden.unwrap_or(opts.architecture.default_hidden()),
             dropout: opts.dropout,
             limits: opts.limits,
+            no_exact_match: opts.no_exact_match,
+            no_skip: opts.no_skip,
         };
         let mut loaded = Loaded::new(&config);
         loaded.net.embeddings.fill(&vocab.embedding_rows(vectors));

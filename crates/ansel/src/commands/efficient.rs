@@ -36,6 +36,12 @@ pub struct EfficientArgs {
     /// Where minilm-encoded vectors cache the words they have encoded.
     #[arg(long, default_value = "target/vector-cache")]
     pub vector_cache: std::path::PathBuf,
+    /// Cosinenet: no exact-match flag beside each word's relatedness (as in the thesis).
+    #[arg(long)]
+    pub no_exact_match: bool,
+    /// With --rnn: the scorer sees the RNN's states only, not the pair vector too (as in the thesis).
+    #[arg(long)]
+    pub no_skip: bool,
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
@@ -56,6 +62,8 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.dropout = e.dropout;
     opts.extra_vocab = e.extra_vocab;
     opts.vector_dim = e.vector_dim;
+    opts.no_exact_match = e.no_exact_match;
+    opts.no_skip = e.no_skip;
     opts.vector_cache = Some(e.vector_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
