@@ -3,8 +3,11 @@
 # >= 0.756), then the run with the best WikiQA DEV MAP trained with two more seeds and scored on test.
 # Each run trains on WikiQA train and keeps the best dev-MAP epoch. Only the dev-chosen configuration
 # is scored on WikiQA test (questions with an answer, 243). Runs are kept in target/sweep-cosinenet/
-# and reused. Each run records its wall time and the 1-minute load average before and after it (the
-# 2-core machine is shared). Writes docs/results/cosinenet-sweep.{md,jsonl}.
+# and reused; a run whose folder is gone but whose row is in docs/results/cosinenet-sweep.jsonl is
+# not trained again (the table shows its recorded numbers). Each run records its wall time and the
+# 1-minute load average before and after it (the 2-core machine is shared). Writes
+# docs/results/cosinenet-sweep.{md,jsonl}. minilm-encoded runs cache the encoded words in
+# target/vector-cache (the first one encodes about 35,000 words, about a minute on one core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
@@ -14,13 +17,23 @@ ansel=target/release/ansel
 runs=target/sweep-cosinenet
 mkdir -p "$runs"
 out=docs/results/cosinenet-sweep
+# Runs recorded in the committed table: "NAME SEED" lines.
+recorded=$(python3 - "$out.jsonl" <<'PY'
+import json, os, sys
+if os.path.exists(sys.argv[1]):
+    for line in open(sys.argv[1]):
+        r = json.loads(line)
+        if not r.get("ablation"):
+            print(r["run"], r["seed"])
+PY
+)
 # run NAME SEED OPTIONS...: seed 1 trains into $runs/NAME, others into $runs/NAME-sSEED.
 run() {
   local name=$1 seed=$2
   shift 2
   local dir=$runs/$name
   [[ $seed == 1 ]] || dir=$runs/$name-s$seed
-  if [[ ! -f $dir/model.json ]]; then
+  if [[ ! -f $dir/model.json ]] && ! grep -qx "$name $seed" <<<"$recorded"; then
     echo "== $name seed $seed" >&2
     local load_before start
     load_before=$(cut -d' ' -f1 /proc/loadavg)
@@ -41,6 +54,20 @@ sweep=(
   "minilm|--vectors minilm"
   "vocab-100k|--extra-vocab 100000"
   "lr-1e-3-vocab-100k|--lr 0.001 --epochs 8 --extra-vocab 100000"
+  # Each word encoded alone by all-MiniLM-L6-v2 (384 d), optionally PCA-reduced, alone or after GloVe.
+  "minilm-encoded|--vectors minilm-encoded"
+  "minilm-encoded-pca100|--vectors minilm-encoded --vector-dim 100"
+  "minilm-encoded-pca50|--vectors minilm-encoded --vector-dim 50"
+  "minilm-encoded-pca100-lr-1e-3|--vectors minilm-encoded --vector-dim 100 --lr 0.001 --epochs 8"
+  "glove+minilm-encoded-pca25|--vectors glove+minilm-encoded --vector-dim 25"
+  "glove+minilm-encoded-pca50|--vectors glove+minilm-encoded --vector-dim 50"
+  "glove+minilm-encoded-pca100|--vectors glove+minilm-encoded --vector-dim 100"
+  "glove+minilm-encoded-pca50-lr-1e-3|--vectors glove+minilm-encoded --vector-dim 50 --lr 0.001 --epochs 8"
+  # The thesis' Cosinenet (ch. 7.2): no exact-match flag, no pair vector beside the BiRNN states.
+  "thesis-features|--no-exact-match --no-skip"
+  "glove+minilm-encoded-pca50-no-skip|--vectors glove+minilm-encoded --vector-dim 50 --no-skip"
+  "glove+minilm-encoded-pca50-no-exact-match|--vectors glove+minilm-encoded --vector-dim 50 --no-exact-match"
+  "glove+minilm-encoded-pca50-thesis-features|--vectors glove+minilm-encoded --vector-dim 50 --no-exact-match --no-skip"
 )
 for entry in "${sweep[@]}"; do
   # shellcheck disable=SC2086
@@ -49,10 +76,14 @@ done
 # The dev-chosen run: the best seed-1 dev MAP; a tie goes to the run listed later. (Runs that differ only
 # in --extra-vocab tie exactly: every dev word is in the vocabulary either way, so dev cannot tell them
 # apart; the larger vocabulary is listed after its base because it only adds rows for unseen test words.)
-best=$(python3 - "$runs" "${sweep[@]}" <<'PY'
-import json, sys
-runs, names = sys.argv[1], [e.split("|", 1)[0] for e in sys.argv[2:]]
-dev = {n: json.load(open(f"{runs}/{n}/model.json"))["training"]["metrics"]["dev MAP"] for n in names}
+best=$(python3 - "$runs" "$out.jsonl" "${sweep[@]}" <<'PY'
+import json, os, sys
+runs, jsonl, names = sys.argv[1], sys.argv[2], [e.split("|", 1)[0] for e in sys.argv[3:]]
+rec = {r["run"]: r for r in map(json.loads, open(jsonl)) if r["seed"] == 1 and not r.get("ablation")} if os.path.exists(jsonl) else {}
+def dev_map(n):
+    path = f"{runs}/{n}/model.json"
+    return json.load(open(path))["training"]["metrics"]["dev MAP"] if os.path.exists(path) else rec[n]["dev MAP"]
+dev = {n: dev_map(n) for n in names}
 print([n for n in names if dev[n] == max(dev.values())][-1])
 PY
 )
@@ -60,13 +91,12 @@ for entry in "${sweep[@]}"; do
   [[ ${entry%%|*} == "$best" ]] && options=${entry#*|}
 done
 echo "== dev chose $best ($options)" >&2
-: >"$out.jsonl"
 for seed in 1 2 3; do
   # shellcheck disable=SC2086
   run "$best" "$seed" $options
   dir=$runs/$best
   [[ $seed == 1 ]] || dir=$runs/$best-s$seed
-  "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
+  [[ -f $dir/model.json ]] && "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
 done
 # Ablation, not used for choosing: when the chosen run only adds --extra-vocab to another run (they tie on
 # dev), that run's seed-1 model on test says what the larger vocabulary changed there.
@@ -76,12 +106,37 @@ if [[ $best == *vocab-100k ]]; then
   [[ $best == vocab-100k ]] && base=defaults
   "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$runs/$base" --json >"$runs/$base.eval"
 fi
-python3 - "$runs" "$best" "$out.jsonl" "$base" "${sweep[@]}" >"$out.md" <<'PY'
+python3 - "$runs" "$best" "$out.jsonl" "$base" "${sweep[@]}" >"$out.md.tmp" <<'PY'
 import json, os, statistics, sys
 runs, best, jsonl, base, sweep = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+# Rows recorded earlier, for runs whose folders are gone (seed, run) -> row.
+recorded = {}
+if os.path.exists(jsonl):
+    for line in open(jsonl):
+        r = json.loads(line)
+        if not r.get("ablation"):
+            recorded[(r["run"], r["seed"])] = r
 def meta(d):
     p = d + ".meta.json"
     return json.load(open(p)) if os.path.exists(p) else {}
+def info(name, seed):
+    """The run's numbers: from its folder (card, eval, meta), else from its recorded row."""
+    d = f"{runs}/{name}" + ("" if seed == 1 else f"-s{seed}")
+    if not os.path.exists(d + "/model.json"):
+        r = recorded[(name, seed)]
+        m = {k: r[k] for k in ("wall_seconds", "load_before", "load_after") if k in r}
+        return {"dev MAP": r["dev MAP"], "dev MRR": None, "vectors": None, "params": None, "epoch": None,
+                "train_seconds": r["train_seconds"], "meta": m,
+                "test": {k: r[f"test {k}"] for k in ("MAP", "MRR", "P@1") if f"test {k}" in r} or None}
+    card = json.load(open(d + "/model.json"))
+    t = card["training"]
+    e = json.load(open(d + ".eval")) if os.path.exists(d + ".eval") else None
+    return {"dev MAP": t["metrics"]["dev MAP"], "dev MRR": t["metrics"]["dev MRR"],
+            "vectors": card["config"]["vectors"] + (f" pca{card['config']['vector_dim']}" if card["config"].get("vector_dim") else ""),
+            "params": int(t["metrics"]["trainable parameters"]), "epoch": t["best_epoch"],
+            "train_seconds": t["train_seconds"], "meta": meta(d), "test": e}
+def na(v, fmt):
+    return "not kept" if v is None else format(v, fmt)
 def load(m):
     return f"{m['load_before']:.1f} / {m['load_after']:.1f}" if m else "not recorded"
 rows = []
@@ -92,38 +147,42 @@ print("test. Issue 4's target is a WikiQA test MAP of 0.756 (243 questions with 
 print("the training time in the model card (epochs plus dev evaluation), `wall s` the whole command, `load`")
 print("the 1-minute load average before / after the run: the 2-core machine is shared by 4 engineers' jobs,")
 print("so times are only comparable between runs at a similar load (`minilm` also ran at a load of about")
-print("10, before loads were recorded). An earlier version of this table showed test scores for every run;")
-print("now only the dev-chosen configuration is scored on test.\n")
+print("10, before loads were recorded). Runs whose folders were not kept show the numbers recorded when")
+print("they ran (`not kept`: not recorded then). `vectors`: `minilm-encoded` is every word encoded alone by")
+print("all-MiniLM-L6-v2 (mean-pooled, unit length), `pcaN` its N principal components over the model's")
+print("vocabulary; `glove+minilm-encoded` puts them after the word's GloVe 50d vector.\n")
 print("## Sweep (seed 1, dev only)\n")
 print("| run | options | vectors | params | dev MAP | dev MRR | best epoch | train s | wall s | load |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for entry in sweep:
     name, options = entry.split("|", 1)
-    d = f"{runs}/{name}"
-    card = json.load(open(d + "/model.json"))
-    t, m = card["training"], meta(d)
-    rows.append({"run": name, "seed": 1, "options": options, "dev MAP": t["metrics"]["dev MAP"],
-                 "train_seconds": t["train_seconds"], **m})
-    print(f"| {name}{' (chosen)' if name == best else ''} | `{options or '(defaults)'}` | {card['config']['vectors']} "
-          f"| {int(t['metrics']['trainable parameters']):,} | {t['metrics']['dev MAP']:.4f} | {t['metrics']['dev MRR']:.4f} "
-          f"| {t['best_epoch']} | {t['train_seconds']:.0f} | {m.get('wall_seconds', 'n/a')} | {load(m)} |")
-print(f"\n## The dev-chosen run `{best}` on WikiQA test, seeds 1-3\n")
-print("| seed | dev MAP | test MAP | test MRR | test P@1 | train s | wall s | load |")
-print("|---|---|---|---|---|---|---|---|")
-chosen = []
-for seed in (1, 2, 3):
-    d = f"{runs}/{best}" + ("" if seed == 1 else f"-s{seed}")
-    t = json.load(open(d + "/model.json"))["training"]
-    e, m = json.load(open(d + ".eval")), meta(d)
-    chosen.append((t["metrics"]["dev MAP"], e["MAP"], e["MRR"], e["P@1"], t["train_seconds"]))
-    rows.append({"run": best, "seed": seed, "dev MAP": t["metrics"]["dev MAP"], "test MAP": e["MAP"],
-                 "test MRR": e["MRR"], "test P@1": e["P@1"], "train_seconds": t["train_seconds"], **m})
-    print(f"| {seed} | {t['metrics']['dev MAP']:.4f} | {e['MAP']:.4f} | {e['MRR']:.4f} | {e['P@1']:.4f} "
-          f"| {t['train_seconds']:.0f} | {m.get('wall_seconds', 'n/a')} | {load(m)} |")
-def ms(i):
-    v = [c[i] for c in chosen]
-    return f"{statistics.mean(v):.4f} ± {statistics.stdev(v):.4f}"
-print(f"| mean ± sd | {ms(0)} | {ms(1)} | {ms(2)} | {ms(3)} | | | |\n")
+    i, m = info(name, 1), None
+    m = i["meta"]
+    rows.append({"run": name, "seed": 1, "options": options, "dev MAP": i["dev MAP"],
+                 "train_seconds": i["train_seconds"], **m})
+    vectors = i["vectors"] or next((o for o in ("spacy", "minilm") if f"--vectors {o}" in options), "glove")
+    print(f"| {name}{' (chosen)' if name == best else ''} | `{options or '(defaults)'}` | {vectors} "
+          f"| {na(i['params'], ',')} | {i['dev MAP']:.4f} | {na(i['dev MRR'], '.4f')} "
+          f"| {na(i['epoch'], '')} | {i['train_seconds']:.0f} | {m.get('wall_seconds', 'n/a')} | {load(m)} |")
+def seeds_table(name, title):
+    print(f"\n## {title}\n")
+    print("| seed | dev MAP | test MAP | test MRR | test P@1 | train s | wall s | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    out = []
+    for seed in (1, 2, 3):
+        i = info(name, seed)
+        e, m = i["test"], i["meta"]
+        out.append((i["dev MAP"], e["MAP"], e["MRR"], e["P@1"], i["train_seconds"]))
+        print(f"| {seed} | {i['dev MAP']:.4f} | {e['MAP']:.4f} | {e['MRR']:.4f} | {e['P@1']:.4f} "
+              f"| {i['train_seconds']:.0f} | {m.get('wall_seconds', 'n/a')} | {load(m)} |")
+        rows.append({"run": name, "seed": seed, "dev MAP": i["dev MAP"], "test MAP": e["MAP"],
+                     "test MRR": e["MRR"], "test P@1": e["P@1"], "train_seconds": i["train_seconds"], **m})
+    def ms(k):
+        v = [c[k] for c in out]
+        return f"{statistics.mean(v):.4f} ± {statistics.stdev(v):.4f}"
+    print(f"| mean ± sd | {ms(0)} | {ms(1)} | {ms(2)} | {ms(3)} | | | |\n")
+    return out
+chosen = seeds_table(best, f"The dev-chosen run `{best}` on WikiQA test, seeds 1-3")
 if base:
     e = json.load(open(f"{runs}/{base}.eval"))
     print(f"Vocabulary ablation (test, seed 1, not used for choosing): `{base}` (10,000 extra GloVe words) "
@@ -134,6 +193,10 @@ mean_map = statistics.mean(c[1] for c in chosen)
 slowest = max(c[4] for c in chosen)
 print(f"Target WikiQA test MAP >= 0.756: {'reached' if mean_map >= 0.756 else 'NOT reached'} (mean {mean_map:.4f}). "
       f"Target training under 60 s: slowest of the 3 seeds {slowest:.0f} s ({'under' if slowest < 60 else 'NOT under'} 60 s, at the load shown).")
+# The GloVe-only choice of the first round, for comparison (chosen then by the same rule among the GloVe runs).
+earlier = "lr-1e-3-vocab-100k"
+if best != earlier and all((earlier, s) in recorded or os.path.exists(f"{runs}/{earlier}" + ("" if s == 1 else f"-s{s}") + ".eval") for s in (1, 2, 3)):
+    seeds_table(earlier, f"For comparison: the first round's (GloVe-only) choice `{earlier}` on WikiQA test")
 print("""
 ## Reading
 
