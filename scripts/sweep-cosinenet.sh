@@ -63,6 +63,9 @@ sweep=(
   "glove+minilm-encoded-pca50|--vectors glove+minilm-encoded --vector-dim 50"
   "glove+minilm-encoded-pca100|--vectors glove+minilm-encoded --vector-dim 100"
   "glove+minilm-encoded-pca50-lr-1e-3|--vectors glove+minilm-encoded --vector-dim 50 --lr 0.001 --epochs 8"
+  # One relatedness feature from the GloVe part and one from the MiniLM part.
+  "glove+minilm-encoded-pca50-split-relatedness|--vectors glove+minilm-encoded --vector-dim 50 --split-relatedness"
+  "glove+minilm-encoded-pca100-split-relatedness|--vectors glove+minilm-encoded --vector-dim 100 --split-relatedness"
   # The thesis' Cosinenet (ch. 7.2): no exact-match flag, no pair vector beside the BiRNN states.
   "thesis-features|--no-exact-match --no-skip"
   "glove+minilm-encoded-pca50-no-skip|--vectors glove+minilm-encoded --vector-dim 50 --no-skip"

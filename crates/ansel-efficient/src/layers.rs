@@ -43,7 +43,8 @@ impl Embeddings {
     }
 
     /// Cosinenet's word relatedness (thesis eq. 7.1): for each word, the
-    /// largest cosine to a word of the other text, `[pairs, tokens]` per side.
+    /// largest cosine to a word of the other text, `[pairs, tokens, parts]` per side: one
+    /// feature per column group of `parts` (widths; empty: the whole vector).
     /// With `exact`, exactly matching content words count as 1 even when they have no vector.
     /// `q` is `[pairs, question tokens, dim]`, `c` `[pairs, candidate tokens, dim]`.
     pub fn relatedness(
@@ -52,18 +53,34 @@ impl Embeddings {
         c: &Tensor,
         batch: &Batch,
         exact: bool,
+        parts: &[usize],
     ) -> (Tensor, Tensor) {
+        let whole = [self.dim() as usize];
+        let parts = if parts.is_empty() { &whole[..] } else { parts };
         let unit = |x: &Tensor| x / x.norm_scalaropt_dim(2.0, [-1], true).clamp_min(1e-6);
-        let cosine = unit(q).bmm(&unit(c).transpose(1, 2));
-        let q_side = (&cosine + (batch.c_mask.unsqueeze(1) - 1.0) * 4.0).amax([2], false);
-        let c_side = (&cosine + (batch.q_mask.unsqueeze(2) - 1.0) * 4.0).amax([1], false);
-        if !exact {
-            return (q_side * &batch.q_mask, c_side * &batch.c_mask);
+        let (mut q_sides, mut c_sides) = (Vec::new(), Vec::new());
+        let mut start = 0i64;
+        for &width in parts {
+            let (qp, cp) = (
+                q.narrow(2, start, width as i64),
+                c.narrow(2, start, width as i64),
+            );
+            start += width as i64;
+            let cosine = unit(&qp).bmm(&unit(&cp).transpose(1, 2));
+            let q_side = (&cosine + (batch.c_mask.unsqueeze(1) - 1.0) * 4.0).amax([2], false);
+            let c_side = (&cosine + (batch.q_mask.unsqueeze(2) - 1.0) * 4.0).amax([1], false);
+            let (q_side, c_side) = if exact {
+                (
+                    q_side.maximum(&batch.q_exact),
+                    c_side.maximum(&batch.c_exact),
+                )
+            } else {
+                (q_side, c_side)
+            };
+            q_sides.push(q_side * &batch.q_mask);
+            c_sides.push(c_side * &batch.c_mask);
         }
-        (
-            q_side.maximum(&batch.q_exact) * &batch.q_mask,
-            c_side.maximum(&batch.c_exact) * &batch.c_mask,
-        )
+        (Tensor::stack(&q_sides, 2), Tensor::stack(&c_sides, 2))
     }
 }
 

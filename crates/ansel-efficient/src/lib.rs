@@ -89,4 +89,9 @@ pub struct ModelConfig {
     /// only, not the pair vector beside them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_skip: bool,
+    /// Cosinenet: widths of consecutive column groups of the word vectors (GloVe's 50 and the
+    /// MiniLM part of `glove+minilm-encoded`), each giving its own relatedness feature; empty:
+    /// one relatedness over the whole vector.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relatedness_parts: Vec<usize>,
 }

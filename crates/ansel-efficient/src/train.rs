@@ -60,6 +60,11 @@ pub struct TrainOptions {
     pub no_exact_match: bool,
     /// No pair vector beside the RNN's states ([`ModelConfig::no_skip`]).
     pub no_skip: bool,
+    /// Cosinenet: one relatedness feature per column group ([`ModelConfig::relatedness_parts`]).
+    pub relatedness_parts: Vec<usize>,
+    /// [`train`] with `glove+minilm-encoded`: one relatedness feature for the GloVe part and
+    /// one for the MiniLM part (sets `relatedness_parts`).
+    pub split_relatedness: bool,
     pub limits: Limits,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
@@ -95,6 +100,8 @@ impl TrainOptions {
             vector_cache: Some(PathBuf::from("target").join("vector-cache")),
             no_exact_match: false,
             no_skip: false,
+            relatedness_parts: Vec::new(),
+            split_relatedness: false,
             limits: Limits {
                 question_tokens: 40,
                 candidate_tokens: 60,
@@ -143,6 +150,7 @@ impl TrainOptions {
         opts.vector_dim = config.vector_dim;
         opts.no_exact_match = config.no_exact_match;
         opts.no_skip = config.no_skip;
+        opts.relatedness_parts = config.relatedness_parts.clone();
         opts.limits = config.limits;
         opts.seed = training.seed;
         opts.epochs = number("epochs")? as usize;
@@ -201,6 +209,12 @@ pub fn train(
     train_data: &[Question],
     dev_data: &[Question],
 ) -> Result<TrainSummary> {
+    if opts.split_relatedness && opts.vectors != VectorSource::GloveMinilmEncoded {
+        return Err(ModelError::Backend(format!(
+            "--split-relatedness needs --vectors glove+minilm-encoded, not {}",
+            opts.vectors.name()
+        )));
+    }
     let vectors = if opts.resume {
         None
     } else {
@@ -211,12 +225,21 @@ pub fn train(
                 .map_err(|e| ModelError::Backend(e.to_string()))?,
         )
     };
+    if opts.split_relatedness && !opts.resume {
+        let dim = vectors.as_ref().map_or(0, WordVectors::dim);
+        let mut opts = opts.clone();
+        opts.relatedness_parts = vec![GLOVE_DIM, dim - GLOVE_DIM];
+        return train_with_vectors(&opts, vectors.as_ref(), train_data, dev_data);
+    }
     train_with_vectors(opts, vectors.as_ref(), train_data, dev_data)
 }
 
 /// Root-mean-square component of encoded or reduced vectors: about GloVe 50d's (see
 /// [`ansel_vectors::encoded::pca`]).
 const VECTOR_RMS: f64 = 0.7;
+
+/// The width of the GloVe part of `glove+minilm-encoded` (GloVe 6B 50d).
+const GLOVE_DIM: usize = 50;
 
 /// The vectors `opts` names: a table source whole (reduced to `opts.vector_dim` principal
 /// components when asked, over the words the vocabulary can take); an encoded source for
@@ -298,7 +321,15 @@ pub fn train_with_vectors(
             limits: opts.limits,
             no_exact_match: opts.no_exact_match,
             no_skip: opts.no_skip,
+            relatedness_parts: opts.relatedness_parts.clone(),
         };
+        let covered: usize = config.relatedness_parts.iter().sum();
+        if !config.relatedness_parts.is_empty() && covered != config.embedding_dim {
+            return Err(ModelError::Backend(format!(
+                "relatedness parts {:?} cover {covered} columns of {}-d vectors",
+                config.relatedness_parts, config.embedding_dim
+            )));
+        }
         let mut loaded = Loaded::new(&config);
         loaded.net.embeddings.fill(&vocab.embedding_rows(vectors));
         vocab.write(&work)?;

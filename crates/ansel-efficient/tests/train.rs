@@ -478,4 +478,10 @@ fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
     assert_eq!(recipe.vectors, ansel_vectors::VectorSource::MinilmEncoded);
     let ranker = EfficientRanker::load(&out, &card).unwrap();
     assert_eq!(ranker.score_all(&data).unwrap().len(), data.len());
+    // Split relatedness needs the GloVe part to split off.
+    opts.split_relatedness = true;
+    let err = ansel_efficient::train(&opts, &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("glove+minilm-encoded"), "{err}");
 }

@@ -42,6 +42,10 @@ pub struct EfficientArgs {
     /// With --rnn: the scorer sees the RNN's states only, not the pair vector too (as in the thesis).
     #[arg(long)]
     pub no_skip: bool,
+    /// Cosinenet with --vectors glove+minilm-encoded: one relatedness feature from the GloVe part
+    /// and one from the MiniLM part, instead of one from the whole vector.
+    #[arg(long)]
+    pub split_relatedness: bool,
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
@@ -64,6 +68,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.vector_dim = e.vector_dim;
     opts.no_exact_match = e.no_exact_match;
     opts.no_skip = e.no_skip;
+    opts.split_relatedness = e.split_relatedness;
     opts.vector_cache = Some(e.vector_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
