@@ -35,7 +35,7 @@ pub struct EfficientArgs {
     pub vector_dim: Option<usize>,
     /// Where minilm-encoded vectors cache the words they have encoded.
     #[arg(long, default_value = "target/vector-cache")]
-    pub vector_cache: std::path::PathBuf,
+    pub encoded_vectors_cache: std::path::PathBuf,
     /// Cosinenet: no exact-match flag beside each word's relatedness (as in the thesis).
     #[arg(long)]
     pub no_exact_match: bool,
@@ -69,7 +69,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.no_exact_match = e.no_exact_match;
     opts.no_skip = e.no_skip;
     opts.split_relatedness = e.split_relatedness;
-    opts.vector_cache = Some(e.vector_cache.clone());
+    opts.vector_cache = Some(e.encoded_vectors_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
     opts.patience = args.patience;
