@@ -184,10 +184,10 @@ print("""## Set-up and deviations from the thesis
 - List-wise training leaves out questions without an answer (they have no target distribution).
 - TrecQA has no document order: the reader shuffles each question's candidates with a fixed seed, and
   the RNN reads them in that order; the `birnn` row against the `none` row measures what that does.
-- Compare-Aggregate has no TrecQA row yet: on TRAIN-ALL it needs an estimated half hour or more per
-  seed on one core of the shared machine (its WikiQA runs took 6x Cosinenet's time, and TrecQA
-  Cosinenet runs 10x its WikiQA time), which did not fit the time this round had;
-  `ONLY=trecqa-compare bash scripts/bench-efficient.sh` runs it (both configurations are in the list).
+- Compare-Aggregate on TrecQA: list-wise + BiRNN has one seed so far (18 min of training on one core
+  of the shared machine, against 4.6 min for Cosinenet list-wise + BiRNN in the table); the point-wise and list-wise-without-RNN
+  configurations have none. `ONLY=trecqa-compare bash scripts/bench-efficient.sh` trains what is missing
+  (`SEEDS="2 3"` for the other seeds of the list-wise + BiRNN row).
 - Vocabulary: the words of train and dev that have a vector plus the 10,000 most frequent GloVe words;
   the rest are `<unk>` (a zero vector). On WikiQA that leaves test with several times more unknown
   tokens than dev: [wikiqa-dev-test-gap.md](wikiqa-dev-test-gap.md). The attempts at the Cosinenet
