@@ -43,18 +43,44 @@ impl Embeddings {
     }
 
     /// Cosinenet's word relatedness (thesis eq. 7.1): for each word, the
-    /// largest cosine to a word of the other text, `[pairs, tokens]` per side.
-    /// Exactly matching content words count as 1 even when they have no vector.
+    /// largest cosine to a word of the other text, `[pairs, tokens, parts]` per side: one
+    /// feature per column group of `parts` (widths; empty: the whole vector).
+    /// With `exact`, exactly matching content words count as 1 even when they have no vector.
     /// `q` is `[pairs, question tokens, dim]`, `c` `[pairs, candidate tokens, dim]`.
-    pub fn relatedness(&self, q: &Tensor, c: &Tensor, batch: &Batch) -> (Tensor, Tensor) {
+    pub fn relatedness(
+        &self,
+        q: &Tensor,
+        c: &Tensor,
+        batch: &Batch,
+        exact: bool,
+        parts: &[usize],
+    ) -> (Tensor, Tensor) {
+        let whole = [self.dim() as usize];
+        let parts = if parts.is_empty() { &whole[..] } else { parts };
         let unit = |x: &Tensor| x / x.norm_scalaropt_dim(2.0, [-1], true).clamp_min(1e-6);
-        let cosine = unit(q).bmm(&unit(c).transpose(1, 2));
-        let q_side = (&cosine + (batch.c_mask.unsqueeze(1) - 1.0) * 4.0).amax([2], false);
-        let c_side = (&cosine + (batch.q_mask.unsqueeze(2) - 1.0) * 4.0).amax([1], false);
-        (
-            q_side.maximum(&batch.q_exact) * &batch.q_mask,
-            c_side.maximum(&batch.c_exact) * &batch.c_mask,
-        )
+        let (mut q_sides, mut c_sides) = (Vec::new(), Vec::new());
+        let mut start = 0i64;
+        for &width in parts {
+            let (qp, cp) = (
+                q.narrow(2, start, width as i64),
+                c.narrow(2, start, width as i64),
+            );
+            start += width as i64;
+            let cosine = unit(&qp).bmm(&unit(&cp).transpose(1, 2));
+            let q_side = (&cosine + (batch.c_mask.unsqueeze(1) - 1.0) * 4.0).amax([2], false);
+            let c_side = (&cosine + (batch.q_mask.unsqueeze(2) - 1.0) * 4.0).amax([1], false);
+            let (q_side, c_side) = if exact {
+                (
+                    q_side.maximum(&batch.q_exact),
+                    c_side.maximum(&batch.c_exact),
+                )
+            } else {
+                (q_side, c_side)
+            };
+            q_sides.push(q_side * &batch.q_mask);
+            c_sides.push(c_side * &batch.c_mask);
+        }
+        (Tensor::stack(&q_sides, 2), Tensor::stack(&c_sides, 2))
     }
 }
 
@@ -225,10 +251,12 @@ pub struct ScoreHead {
     backward_rnn: Option<Rnn>,
     out: nn::Linear,
     dropout: f64,
+    skip: bool,
 }
 
 impl ScoreHead {
-    pub fn new(p: nn::Path, input: i64, rnn: RnnKind, dropout: f64) -> ScoreHead {
+    /// `skip`: with an RNN, the scorer also sees the pair vector (else the RNN's states only).
+    pub fn new(p: nn::Path, input: i64, rnn: RnnKind, dropout: f64, skip: bool) -> ScoreHead {
         let (forward_rnn, backward_rnn, out_dim) = match rnn {
             RnnKind::None => (None, None, input),
             RnnKind::Rnn => (Some(Rnn::new(&p / "rnn", input, input)), None, input),
@@ -243,16 +271,14 @@ impl ScoreHead {
         };
         // With an RNN the scorer also sees the pair vector itself, so the
         // RNN only has to add what the neighbours say.
-        let out_dim = if forward_rnn.is_some() {
-            out_dim + input
-        } else {
-            out_dim
-        };
+        let skip = skip && forward_rnn.is_some();
+        let out_dim = if skip { out_dim + input } else { out_dim };
         ScoreHead {
             forward_rnn,
             backward_rnn,
             out: nn::linear(&p / "out", out_dim, 1, Default::default()),
             dropout,
+            skip,
         }
     }
 
@@ -268,18 +294,28 @@ impl ScoreHead {
         let grid = grid.dropout(self.dropout, train);
         let hidden = match (&self.forward_rnn, &self.backward_rnn) {
             (None, _) => grid,
+            (Some(rnn), None) if !self.skip => rnn.forward(&grid, train),
             (Some(rnn), None) => Tensor::cat(&[rnn.forward(&grid, train), grid], 2),
+            (Some(forward), Some(backward)) if !self.skip => {
+                let back = self.backward(backward, &grid, batch, train);
+                Tensor::cat(&[forward.forward(&grid, train), back], 2)
+            }
             (Some(forward), Some(backward)) => {
-                let reverse = reversal_index(&batch.lengths, batch.width);
-                let flip = |x: &Tensor| {
-                    let index = reverse.unsqueeze(-1).expand([-1, -1, x.size()[2]], false);
-                    x.gather(1, &index, false)
-                };
-                let back = flip(&backward.forward(&flip(&grid), train));
+                let back = self.backward(backward, &grid, batch, train);
                 Tensor::cat(&[forward.forward(&grid, train), back, grid], 2)
             }
         };
         self.out.forward(&hidden).squeeze_dim(-1)
+    }
+
+    /// The backward RNN over each question's real candidates, last first (padding stays put).
+    fn backward(&self, rnn: &Rnn, grid: &Tensor, batch: &Batch, train: bool) -> Tensor {
+        let reverse = reversal_index(&batch.lengths, batch.width);
+        let flip = |x: &Tensor| {
+            let index = reverse.unsqueeze(-1).expand([-1, -1, x.size()[2]], false);
+            x.gather(1, &index, false)
+        };
+        flip(&rnn.forward(&flip(grid), train))
     }
 }
 

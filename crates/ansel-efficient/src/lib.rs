@@ -72,9 +72,26 @@ pub struct ModelConfig {
     pub rnn: RnnKind,
     /// Which pretrained vectors the embedding rows came from.
     pub vectors: String,
+    /// The principal components the vectors were reduced to (`--vector-dim`); none: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector_dim: Option<usize>,
     pub embedding_dim: usize,
     pub vocab_size: usize,
     pub hidden: usize,
     pub dropout: f64,
     pub limits: Limits,
+    /// Cosinenet as the thesis describes it (ch. 7.2.1): each word's relatedness alone, the
+    /// plain largest cosine, with no exact-match flag beside it and exact matches of words
+    /// without a vector not counted as 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_exact_match: bool,
+    /// The thesis' scorer (ch. 7.2.2): with an RNN, the linear layer sees the RNN's states
+    /// only, not the pair vector beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_skip: bool,
+    /// Cosinenet: widths of consecutive column groups of the word vectors (GloVe's 50 and the
+    /// MiniLM part of `glove+minilm-encoded`), each giving its own relatedness feature; empty:
+    /// one relatedness over the whole vector.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relatedness_parts: Vec<usize>,
 }

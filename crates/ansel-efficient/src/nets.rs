@@ -93,6 +93,10 @@ impl PairCnn {
 struct Cosinenet {
     question: PairCnn,
     candidate: PairCnn,
+    /// The exact-match flag beside the relatedness (not in the thesis).
+    exact: bool,
+    /// Column groups with a relatedness feature each (empty: the whole vector).
+    parts: Vec<usize>,
 }
 
 /// RelCNN (Severyn and Moschitti; thesis 3.4.1): trainable word-overlap
@@ -137,11 +141,17 @@ impl Network {
         let embeddings =
             Embeddings::new(root / "embedding", config.vocab_size, config.embedding_dim);
         let p = root / "encoder";
+        // Cosinenet's per-word features: relatedness (one per column group), and the
+        // exact-match flag unless left out.
+        let features = config.relatedness_parts.len().max(1) as i64
+            + if config.no_exact_match { 0 } else { 1 };
         let (encoder, pair_dim) = match config.architecture {
             Architecture::Cosinenet => (
                 Encoder::Cosinenet(Cosinenet {
-                    question: PairCnn::new(&p / "question", dim, 2, h),
-                    candidate: PairCnn::new(&p / "candidate", dim, 2, h),
+                    question: PairCnn::new(&p / "question", dim, features, h),
+                    candidate: PairCnn::new(&p / "candidate", dim, features, h),
+                    exact: !config.no_exact_match,
+                    parts: config.relatedness_parts.clone(),
                 }),
                 2 * h,
             ),
@@ -179,7 +189,13 @@ impl Network {
         Network {
             embeddings,
             encoder,
-            head: ScoreHead::new(root / "head", pair_dim, config.rnn, config.dropout),
+            head: ScoreHead::new(
+                root / "head",
+                pair_dim,
+                config.rnn,
+                config.dropout,
+                !config.no_skip,
+            ),
         }
     }
 
@@ -204,7 +220,13 @@ impl Network {
         let c = self.embeddings.lookup(&batch.c_ids);
         let pairs = match &self.encoder {
             Encoder::Cosinenet(net) => {
-                let (rq, rc) = self.embeddings.relatedness(&per_pair(&question), &c, batch);
+                let (rq, rc) = self.embeddings.relatedness(
+                    &per_pair(&question),
+                    &c,
+                    batch,
+                    net.exact,
+                    &net.parts,
+                );
                 let q_words = per_pair(&net.question.words(
                     &question,
                     &batch.question_ids,
@@ -212,8 +234,13 @@ impl Network {
                     train,
                 ));
                 // Each word's relatedness beside its exact match (content words only).
-                let features =
-                    |r: Tensor, exact: &Tensor| Tensor::stack(&[r, exact.shallow_clone()], 2);
+                let features = |r: Tensor, exact: &Tensor| {
+                    if net.exact {
+                        Tensor::cat(&[r, exact.unsqueeze(2)], 2)
+                    } else {
+                        r
+                    }
+                };
                 let qv = net
                     .question
                     .pool(q_words, &features(rq, &batch.q_exact), &batch.q_mask);
@@ -328,20 +355,104 @@ mod tests {
         vocab: &Vocabulary,
         limits: Limits,
     ) -> (VarStore, Network) {
+        network_with(architecture, rnn, vocab, limits, false)
+    }
+
+    /// `thesis`: no exact-match flag and no pair vector beside the RNN (`no_exact_match`, `no_skip`).
+    fn network_with(
+        architecture: Architecture,
+        rnn: RnnKind,
+        vocab: &Vocabulary,
+        limits: Limits,
+        thesis: bool,
+    ) -> (VarStore, Network) {
         let config = ModelConfig {
             architecture,
             loss: Loss::Listwise,
             rnn,
             vectors: "test".into(),
+            vector_dim: None,
             embedding_dim: 4,
             vocab_size: vocab.len(),
             hidden: 6,
             dropout: 0.0,
             limits,
+            no_exact_match: thesis,
+            no_skip: thesis,
+            relatedness_parts: Vec::new(),
         };
         let vs = VarStore::new(Device::Cpu);
         let net = Network::new(&vs.root(), &config);
         (vs, net)
+    }
+
+    #[test]
+    fn the_thesis_variant_drops_the_exact_match_channel_and_the_skip_and_still_trains() {
+        let _rng = seeded_rng();
+        let (vectors, vocab, encoded, limits) = toy();
+        let count = |vs: &VarStore| -> i64 {
+            vs.trainable_variables()
+                .iter()
+                .map(|t| t.numel() as i64)
+                .sum()
+        };
+        let (ours_vs, _) = network(Architecture::Cosinenet, RnnKind::Birnn, &vocab, limits);
+        let (vs, mut net) = network_with(
+            Architecture::Cosinenet,
+            RnnKind::Birnn,
+            &vocab,
+            limits,
+            true,
+        );
+        // Per CNN: one feature channel fewer (5 x 6 weights each); the scorer: the pair vector
+        // (2 x 6 inputs) no longer beside the BiRNN states.
+        assert_eq!(count(&ours_vs) - count(&vs), 2 * 5 * 6 + 12);
+        net.embeddings.fill(&vocab.embedding_rows(&vectors));
+        let batch = Batch::new(&[&encoded]);
+        let loss = ansel_torch::pointwise_bce(
+            &net.forward(&batch, true)
+                .reshape([-1])
+                .index_select(0, &batch.slots),
+            &batch.labels.reshape([-1]).index_select(0, &batch.slots),
+        );
+        loss.backward();
+        for (name, var) in vs.variables() {
+            if !name.starts_with("embedding") {
+                let norm = var.grad().abs().sum(Kind::Float).double_value(&[]);
+                assert!(norm > 0.0, "no gradient reaches {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn split_relatedness_gives_each_column_group_its_own_feature() {
+        let _rng = seeded_rng();
+        let (vectors, vocab, encoded, limits) = toy();
+        let (_vs, mut net) = network(Architecture::Cosinenet, RnnKind::None, &vocab, limits);
+        net.embeddings.fill(&vocab.embedding_rows(&vectors));
+        let batch = Batch::new(&[&encoded]);
+        let per_pair = |x: &Tensor| x.index_select(0, &batch.pair_question);
+        let q = per_pair(&net.embeddings.lookup(&batch.question_ids));
+        let c = net.embeddings.lookup(&batch.c_ids);
+        let e = &net.embeddings;
+        let (whole_q, whole_c) = e.relatedness(&q, &c, &batch, false, &[]);
+        let (same_q, _) = e.relatedness(&q, &c, &batch, false, &[4]);
+        assert_eq!(whole_q.size()[2], 1);
+        assert!(whole_q.allclose(&same_q, 1e-6, 1e-6, false));
+        let (split_q, split_c) = e.relatedness(&q, &c, &batch, false, &[1, 3]);
+        assert_eq!(split_q.size()[2], 2);
+        // Each channel is the relatedness of that column group alone.
+        let (last_q, last_c) =
+            e.relatedness(&q.narrow(2, 1, 3), &c.narrow(2, 1, 3), &batch, false, &[3]);
+        assert!(split_q.narrow(2, 1, 1).allclose(&last_q, 1e-6, 1e-6, false));
+        assert!(split_c.narrow(2, 1, 1).allclose(&last_c, 1e-6, 1e-6, false));
+        // One column alone: cosines are +-1, so it differs from the whole-vector feature.
+        assert!(!split_q
+            .narrow(2, 0, 1)
+            .allclose(&whole_q, 1e-3, 1e-3, false));
+        assert!(!split_c
+            .narrow(2, 0, 1)
+            .allclose(&whole_c, 1e-3, 1e-3, false));
     }
 
     #[test]

@@ -51,6 +51,20 @@ pub struct TrainOptions {
     pub dropout: f64,
     /// Most frequent words of the vector table added to the vocabulary beside the training words.
     pub extra_vocab: usize,
+    /// Reduce the word vectors to this many principal components (computed over the model's
+    /// vocabulary) before training; the bundled rows are the reduced ones.
+    pub vector_dim: Option<usize>,
+    /// Where encoded vector sources cache their rows (`<cache>/<source>/`); none: no cache.
+    pub vector_cache: Option<PathBuf>,
+    /// Cosinenet without the exact-match flag ([`ModelConfig::no_exact_match`]).
+    pub no_exact_match: bool,
+    /// No pair vector beside the RNN's states ([`ModelConfig::no_skip`]).
+    pub no_skip: bool,
+    /// Cosinenet: one relatedness feature per column group ([`ModelConfig::relatedness_parts`]).
+    pub relatedness_parts: Vec<usize>,
+    /// [`train`] with `glove+minilm-encoded`: one relatedness feature for the GloVe part and
+    /// one for the MiniLM part (sets `relatedness_parts`).
+    pub split_relatedness: bool,
     pub limits: Limits,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
@@ -82,6 +96,12 @@ impl TrainOptions {
             hidden: None,
             dropout: 0.5,
             extra_vocab: 10_000,
+            vector_dim: None,
+            vector_cache: Some(PathBuf::from("target").join("vector-cache")),
+            no_exact_match: false,
+            no_skip: false,
+            relatedness_parts: Vec::new(),
+            split_relatedness: false,
             limits: Limits {
                 question_tokens: 40,
                 candidate_tokens: 60,
@@ -127,6 +147,10 @@ impl TrainOptions {
         opts.vectors = config.vectors.parse().map_err(bad)?;
         opts.hidden = Some(config.hidden);
         opts.dropout = config.dropout;
+        opts.vector_dim = config.vector_dim;
+        opts.no_exact_match = config.no_exact_match;
+        opts.no_skip = config.no_skip;
+        opts.relatedness_parts = config.relatedness_parts.clone();
         opts.limits = config.limits;
         opts.seed = training.seed;
         opts.epochs = number("epochs")? as usize;
@@ -185,13 +209,79 @@ pub fn train(
     train_data: &[Question],
     dev_data: &[Question],
 ) -> Result<TrainSummary> {
+    if opts.split_relatedness && opts.vectors != VectorSource::GloveMinilmEncoded {
+        return Err(ModelError::Backend(format!(
+            "--split-relatedness needs --vectors glove+minilm-encoded, not {}",
+            opts.vectors.name()
+        )));
+    }
     let vectors = if opts.resume {
         None
     } else {
-        let loaded = opts.vectors.load(&opts.models_dir);
-        Some(loaded.map_err(|e| ModelError::Backend(e.to_string()))?)
+        // Encoding words runs on the threads asked for.
+        ansel_torch::init(opts.threads, opts.seed);
+        Some(
+            load_vectors(opts, &[train_data, dev_data])
+                .map_err(|e| ModelError::Backend(e.to_string()))?,
+        )
     };
+    if opts.split_relatedness && !opts.resume {
+        let dim = vectors.as_ref().map_or(0, WordVectors::dim);
+        let mut opts = opts.clone();
+        opts.relatedness_parts = vec![GLOVE_DIM, dim - GLOVE_DIM];
+        return train_with_vectors(&opts, vectors.as_ref(), train_data, dev_data);
+    }
     train_with_vectors(opts, vectors.as_ref(), train_data, dev_data)
+}
+
+/// Root-mean-square component of encoded or reduced vectors: about GloVe 50d's (see
+/// [`ansel_vectors::encoded::pca`]).
+const VECTOR_RMS: f64 = 0.7;
+
+/// The width of the GloVe part of `glove+minilm-encoded` (GloVe 6B 50d).
+const GLOVE_DIM: usize = 50;
+
+/// The vectors `opts` names: a table source whole (reduced to `opts.vector_dim` principal
+/// components when asked, over the words the vocabulary can take); an encoded source for
+/// those words only (`opts.extra_vocab` common words first, so that they are the table's
+/// first words as GloVe's most frequent are, then the words of `data`), its encoded part
+/// reduced to `opts.vector_dim` components or else rescaled to GloVe's scale, and for
+/// `glove+minilm-encoded` joined after the word's GloVe vector.
+fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Result<WordVectors> {
+    let source = opts.vectors;
+    if !source.is_encoded() && opts.vector_dim.is_none() {
+        return source.load(&opts.models_dir);
+    }
+    let mut words = source.common_words(&opts.models_dir, opts.extra_vocab)?;
+    for question in data.iter().flat_map(|qs| qs.iter()) {
+        let texts =
+            std::iter::once(&question.text).chain(question.candidates.iter().map(|c| &c.text));
+        words.extend(texts.flat_map(|t| ansel_text::words(t)));
+    }
+    let vectors = source.load_for(&opts.models_dir, &words, opts.vector_cache.as_deref())?;
+    let reduced = match opts.vector_dim {
+        Some(dim) => {
+            // Only the rows the vocabulary can hold, common words first.
+            let mut seen = std::collections::HashSet::new();
+            let (mut kept, mut rows) = (Vec::new(), Vec::new());
+            for word in &words {
+                if seen.insert(word.as_str()) {
+                    if let Some(v) = vectors.get(word) {
+                        kept.push(word.clone());
+                        rows.extend_from_slice(&v);
+                    }
+                }
+            }
+            let table = WordVectors::new(kept, vectors.dim(), rows)?;
+            ansel_vectors::encoded::pca(&table, dim, VECTOR_RMS)?
+        }
+        None => ansel_vectors::encoded::rescaled(&vectors, VECTOR_RMS)?,
+    };
+    if source == VectorSource::GloveMinilmEncoded {
+        let glove = VectorSource::Glove.load(&opts.models_dir)?;
+        return WordVectors::concat(&glove, &reduced);
+    }
+    Ok(reduced)
 }
 
 /// [`train`] with vectors given by the caller (`None` only to resume).
@@ -223,12 +313,23 @@ pub fn train_with_vectors(
             loss: opts.loss,
             rnn: opts.rnn,
             vectors: opts.vectors.name().to_string(),
+            vector_dim: opts.vector_dim,
             embedding_dim: vectors.dim(),
             vocab_size: vocab.len(),
             hidden: opts.hidden.unwrap_or(opts.architecture.default_hidden()),
             dropout: opts.dropout,
             limits: opts.limits,
+            no_exact_match: opts.no_exact_match,
+            no_skip: opts.no_skip,
+            relatedness_parts: opts.relatedness_parts.clone(),
         };
+        let covered: usize = config.relatedness_parts.iter().sum();
+        if !config.relatedness_parts.is_empty() && covered != config.embedding_dim {
+            return Err(ModelError::Backend(format!(
+                "relatedness parts {:?} cover {covered} columns of {}-d vectors",
+                config.relatedness_parts, config.embedding_dim
+            )));
+        }
         let mut loaded = Loaded::new(&config);
         loaded.net.embeddings.fill(&vocab.embedding_rows(vectors));
         vocab.write(&work)?;

@@ -373,3 +373,115 @@ fn the_recipe_of_a_saved_model_is_read_back_from_its_card() {
     card.kind = "cross-encoder".into();
     assert!(TrainOptions::from_card(&card, "t", "d", out).is_err());
 }
+
+/// `--vectors minilm-encoded` with a tiny random BERT standing in for all-MiniLM-L6-v2: the
+/// model bundles, for every word of its vocabulary, the encoder's output for that word alone
+/// (times one scale factor), and loads and scores with the encoder gone.
+#[test]
+fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
+    let _serial = serial();
+    let data = toy();
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
+    let encoder_dir = models.join("all-minilm-l6-v2");
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::rename(&base, &encoder_dir).unwrap();
+    std::fs::write(
+        encoder_dir.join("vocab.txt"),
+        ansel_bert::testing::TINY_WORDS.join("\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::Birnn,
+        &out,
+    );
+    opts.epochs = 3;
+    opts.vectors = ansel_vectors::VectorSource::MinilmEncoded;
+    opts.models_dir = models.clone();
+    opts.extra_vocab = 2;
+    opts.vector_cache = Some(dir.path().join("cache"));
+    ansel_efficient::train(&opts, &data, &data).unwrap();
+    let card = ModelCard::read(&out).unwrap();
+    assert_eq!(card.config["vectors"], "minilm-encoded");
+    assert_eq!(card.config["embedding_dim"], 16);
+    assert!(dir
+        .path()
+        .join("cache/minilm-encoded/vectors.f32")
+        .is_file());
+
+    // The bundled rows: <pad>, <unk>, then every word of the data and the 2 common words (the
+    // first whole words of vocab.txt), each the encoder's unit vector times one factor.
+    let vocab: Vec<String> = std::fs::read_to_string(out.join("vocab.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let weights = ansel_torch::read_tensors(&out.join("weights.safetensors")).unwrap();
+    let (_, table) = weights
+        .iter()
+        .find(|(name, _)| name.starts_with("embedding"))
+        .expect("bundled embedding rows");
+    assert_eq!(table.size(), [vocab.len() as i64, 16]);
+    let words: Vec<String> = vocab[2..].to_vec();
+    let (encoded, _) = ansel_vectors::encoded::encoded_vectors(&encoder_dir, &words, None).unwrap();
+    let mut factor = None;
+    for (i, word) in vocab.iter().enumerate().skip(2) {
+        let row = Vec::<f32>::try_from(table.get(i as i64)).unwrap();
+        let expected = encoded.get(word).unwrap();
+        let f = *factor.get_or_insert(row[0] / expected[0]);
+        assert!(f > 0.0);
+        for (a, b) in row.iter().zip(expected.iter()) {
+            assert!((a - f * b).abs() < 1e-4, "{word}: {a} vs {f} x {b}");
+        }
+    }
+    assert!(vocab.iter().any(|w| w == "hamlet") && vocab.iter().any(|w| w == "paris"));
+
+    // No encoder, no cache: the model still loads and scores as before.
+    let ranker = EfficientRanker::load(&out, &card).unwrap();
+    let before = ranker.score_all(&data).unwrap();
+    std::fs::remove_dir_all(&models).unwrap();
+    std::fs::remove_dir_all(dir.path().join("cache")).unwrap();
+    let again = EfficientRanker::load(&out, &ModelCard::read(&out).unwrap()).unwrap();
+    assert_eq!(again.score_all(&data).unwrap(), before);
+}
+
+#[test]
+fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
+    let _serial = serial();
+    let data = toy();
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::rename(&base, models.join("all-minilm-l6-v2")).unwrap();
+    std::fs::write(
+        models.join("all-minilm-l6-v2/vocab.txt"),
+        ansel_bert::testing::TINY_WORDS.join("\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
+    opts.epochs = 1;
+    opts.vectors = ansel_vectors::VectorSource::MinilmEncoded;
+    opts.models_dir = models;
+    opts.vector_dim = Some(5);
+    opts.vector_cache = None;
+    ansel_efficient::train(&opts, &data, &data).unwrap();
+    let card = ModelCard::read(&out).unwrap();
+    assert_eq!(card.config["embedding_dim"], 5);
+    let recipe = TrainOptions::from_card(&card, "t", "d", &out).unwrap();
+    assert_eq!(recipe.vector_dim, Some(5));
+    assert_eq!(recipe.vectors, ansel_vectors::VectorSource::MinilmEncoded);
+    let ranker = EfficientRanker::load(&out, &card).unwrap();
+    assert_eq!(ranker.score_all(&data).unwrap().len(), data.len());
+    // Split relatedness needs the GloVe part to split off.
+    opts.split_relatedness = true;
+    let err = ansel_efficient::train(&opts, &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("glove+minilm-encoded"), "{err}");
+}

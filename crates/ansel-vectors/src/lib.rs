@@ -17,8 +17,13 @@
 //!   mean of the rows of its WordPiece pieces (greedy longest match, as BERT's
 //!   tokenizer): static, no context, so every word made of known pieces has one.
 //!
+//! - MiniLM-encoded words (`vendor/models/all-minilm-l6-v2` again): each word of a
+//!   model's vocabulary encoded alone through the whole sentence encoder (see
+//!   [`encoded`]); built for a word list ([`VectorSource::load_for`]) and cached.
+//!
 //! All become one [`WordVectors`]: a word → row-major `f32` vector lookup.
 
+pub mod encoded;
 mod msgpack;
 mod npy;
 
@@ -64,16 +69,28 @@ pub enum VectorSource {
     Glove,
     Spacy,
     Minilm,
+    MinilmEncoded,
+    /// GloVe 50d beside minilm-encoded, one vector: `[glove ; minilm-encoded]` (zeros for
+    /// the GloVe part of a word GloVe lacks).
+    GloveMinilmEncoded,
 }
 
 impl VectorSource {
-    pub const NAMES: &'static [&'static str] = &["glove", "spacy", "minilm"];
+    pub const NAMES: &'static [&'static str] = &[
+        "glove",
+        "spacy",
+        "minilm",
+        "minilm-encoded",
+        "glove+minilm-encoded",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             VectorSource::Glove => "glove",
             VectorSource::Spacy => "spacy",
             VectorSource::Minilm => "minilm",
+            VectorSource::MinilmEncoded => "minilm-encoded",
+            VectorSource::GloveMinilmEncoded => "glove+minilm-encoded",
         }
     }
 
@@ -82,12 +99,84 @@ impl VectorSource {
         match self {
             VectorSource::Glove => "glove-6b-50d",
             VectorSource::Spacy => "spacy-en-md",
-            VectorSource::Minilm => "all-minilm-l6-v2",
+            VectorSource::Minilm
+            | VectorSource::MinilmEncoded
+            | VectorSource::GloveMinilmEncoded => "all-minilm-l6-v2",
         }
+    }
+
+    /// Whether the table is built for a word list ([`VectorSource::load_for`]) rather than
+    /// read whole ([`VectorSource::load`]).
+    pub fn is_encoded(self) -> bool {
+        matches!(
+            self,
+            VectorSource::MinilmEncoded | VectorSource::GloveMinilmEncoded
+        )
     }
 
     /// Loads the vectors from `models_dir/<dir_name>`.
     pub fn load(self, models_dir: &Path) -> Result<WordVectors> {
+        let dir = self.checked_dir(models_dir)?;
+        match self {
+            VectorSource::Glove => load_glove(&dir),
+            VectorSource::Spacy => load_spacy(&dir),
+            VectorSource::Minilm => load_word_pieces(&dir),
+            VectorSource::MinilmEncoded | VectorSource::GloveMinilmEncoded => {
+                Err(VectorsError::Missing(format!(
+                    "{} vectors are built for a word list (VectorSource::load_for)",
+                    self.name()
+                )))
+            }
+        }
+    }
+
+    /// The vectors for `words` (in that order, for an encoded source; the whole table for the
+    /// others, which ignore `words`). An encoded source caches its rows under
+    /// `cache_root/minilm-encoded` (when given) and encodes only the words missing there.
+    /// For `glove+minilm-encoded` this is the encoded part alone: [`WordVectors::concat`]
+    /// joins it to GloVe (so that the encoded part can be reduced first).
+    pub fn load_for(
+        self,
+        models_dir: &Path,
+        words: &[String],
+        cache_root: Option<&Path>,
+    ) -> Result<WordVectors> {
+        if !self.is_encoded() {
+            return self.load(models_dir);
+        }
+        let dir = self.checked_dir(models_dir)?;
+        let cache = cache_root.map(|root| encoded::cache_dir(root, "minilm-encoded"));
+        let (table, _) = encoded::encoded_vectors(&dir, words, cache.as_deref())?;
+        Ok(table)
+    }
+
+    /// For an encoded source, the first `n` whole words of the encoder's word-piece
+    /// vocabulary (`vocab.txt`, roughly most frequent first; letters and digits only): the
+    /// words to bundle beside the training words, as the first `n` GloVe words are for GloVe.
+    /// The table's own first `n` words for the others.
+    pub fn common_words(self, models_dir: &Path, n: usize) -> Result<Vec<String>> {
+        if !self.is_encoded() {
+            return Ok(self
+                .load(models_dir)?
+                .words()
+                .iter()
+                .take(n)
+                .cloned()
+                .collect());
+        }
+        let path = self.checked_dir(models_dir)?.join("vocab.txt");
+        let vocab = String::from_utf8(read(&path)?)
+            .map_err(|e| VectorsError::format(&path, format!("not UTF-8: {e}")))?;
+        Ok(vocab
+            .lines()
+            .map(str::trim_end)
+            .filter(|w| !w.is_empty() && w.chars().all(char::is_alphanumeric))
+            .take(n)
+            .map(str::to_string)
+            .collect())
+    }
+
+    fn checked_dir(self, models_dir: &Path) -> Result<PathBuf> {
         let dir = models_dir.join(self.dir_name());
         if !dir.is_dir() {
             return Err(VectorsError::Missing(format!(
@@ -96,11 +185,7 @@ impl VectorSource {
                 self.name()
             )));
         }
-        match self {
-            VectorSource::Glove => load_glove(&dir),
-            VectorSource::Spacy => load_spacy(&dir),
-            VectorSource::Minilm => load_word_pieces(&dir),
-        }
+        Ok(dir)
     }
 }
 
@@ -111,6 +196,8 @@ impl std::str::FromStr for VectorSource {
             "glove" => Ok(VectorSource::Glove),
             "spacy" => Ok(VectorSource::Spacy),
             "minilm" => Ok(VectorSource::Minilm),
+            "minilm-encoded" => Ok(VectorSource::MinilmEncoded),
+            "glove+minilm-encoded" => Ok(VectorSource::GloveMinilmEncoded),
             _ => Err(format!(
                 "unknown vectors {s:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -252,6 +339,21 @@ impl WordVectors {
             }
         }
         Some(Cow::Owned(mean))
+    }
+
+    /// `[first ; second]` for every word of `second`, in its order: a word `first` lacks gets
+    /// zeros for that part.
+    pub fn concat(first: &WordVectors, second: &WordVectors) -> Result<WordVectors> {
+        let dim = first.dim + second.dim;
+        let mut data = Vec::with_capacity(second.words.len() * dim);
+        for word in &second.words {
+            match first.get(word) {
+                Some(v) => data.extend_from_slice(&v),
+                None => data.extend(std::iter::repeat_n(0.0, first.dim)),
+            }
+            data.extend_from_slice(&second.get(word).expect("a word of the table"));
+        }
+        WordVectors::new(second.words.clone(), dim, data)
     }
 
     fn row(&self, row: usize) -> &[f32] {
@@ -547,6 +649,19 @@ mod tests {
         assert_eq!(v.get("play-zz").as_deref(), Some(&[4.0, 1.0][..]));
         assert_eq!(v.get("zz"), None);
         assert!(WordVectors::from_word_pieces(vec!["a".into()], 2, vec![1.0]).is_err());
+    }
+
+    #[test]
+    fn concatenation_follows_the_second_table_and_pads_the_first() {
+        let glove =
+            WordVectors::new(vec!["a".into(), "b".into()], 2, vec![1., 2., 3., 4.]).unwrap();
+        let encoded = WordVectors::new(vec!["b".into(), "c".into()], 1, vec![5., 6.]).unwrap();
+        let both = WordVectors::concat(&glove, &encoded).unwrap();
+        assert_eq!(both.dim(), 3);
+        assert_eq!(both.words(), ["b", "c"]);
+        assert_eq!(both.get("b").as_deref(), Some(&[3., 4., 5.][..]));
+        assert_eq!(both.get("c").as_deref(), Some(&[0., 0., 6.][..]));
+        assert_eq!(both.get("a"), None);
     }
 
     #[test]

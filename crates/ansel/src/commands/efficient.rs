@@ -25,9 +25,27 @@ pub struct EfficientArgs {
     pub hidden: Option<usize>,
     #[arg(long, default_value_t = 0.5)]
     pub dropout: f64,
-    /// Most frequent words of the vector table bundled beside the training words.
+    /// Most frequent words of the vector table bundled beside the training words
+    /// (minilm-encoded: the first whole words of MiniLM's word-piece vocabulary).
     #[arg(long, default_value_t = 10_000)]
     pub extra_vocab: usize,
+    /// Reduce the word vectors to this many principal components (over the model's
+    /// vocabulary) before training; the model bundles the reduced rows.
+    #[arg(long)]
+    pub vector_dim: Option<usize>,
+    /// Where minilm-encoded vectors cache the words they have encoded.
+    #[arg(long, default_value = "target/vector-cache")]
+    pub encoded_vectors_cache: std::path::PathBuf,
+    /// Cosinenet: no exact-match flag beside each word's relatedness (as in the thesis).
+    #[arg(long)]
+    pub no_exact_match: bool,
+    /// With --rnn: the scorer sees the RNN's states only, not the pair vector too (as in the thesis).
+    #[arg(long)]
+    pub no_skip: bool,
+    /// Cosinenet with --vectors glove+minilm-encoded: one relatedness feature from the GloVe part
+    /// and one from the MiniLM part, instead of one from the whole vector.
+    #[arg(long)]
+    pub split_relatedness: bool,
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
@@ -47,6 +65,11 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.hidden = e.hidden;
     opts.dropout = e.dropout;
     opts.extra_vocab = e.extra_vocab;
+    opts.vector_dim = e.vector_dim;
+    opts.no_exact_match = e.no_exact_match;
+    opts.no_skip = e.no_skip;
+    opts.split_relatedness = e.split_relatedness;
+    opts.vector_cache = Some(e.encoded_vectors_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.seed = args.seed;
     opts.patience = args.patience;
