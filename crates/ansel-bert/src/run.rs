@@ -43,6 +43,18 @@ pub struct RunState {
     pub stopped: bool,
 }
 
+impl RunState {
+    /// The state saved in checkpoint directory `dir`.
+    pub fn read(dir: &Path) -> Result<RunState> {
+        let path = dir.join(STATE);
+        let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&path, e))?;
+        serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
+            path: path.clone(),
+            message: format!("line {}: {e}", e.line()),
+        })
+    }
+}
+
 /// The model-specific parts of a training run.
 pub trait Trainee {
     /// The micro-batches of `epoch` (0-based), as lists of example indices; a function of
@@ -301,12 +313,7 @@ fn save_checkpoint<T: Trainee>(dir: &Path, task: &T, adam: &AdamW, state: &RunSt
 }
 
 fn load_checkpoint<T: Trainee>(dir: &Path, task: &T, adam: &mut AdamW) -> Result<RunState> {
-    let state_path = dir.join(STATE);
-    let bytes = std::fs::read(&state_path).map_err(|e| ModelError::io(&state_path, e))?;
-    let state: RunState = serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
-        path: state_path.clone(),
-        message: format!("line {}: {e}", e.line()),
-    })?;
+    let state = RunState::read(dir)?;
     task.load_weights(dir)?;
     adam.load(&dir.join(OPTIMIZER))?;
     Ok(state)

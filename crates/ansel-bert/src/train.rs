@@ -454,8 +454,7 @@ pub(crate) mod tests {
         first.run.out = cut.clone();
         first.run.interrupt_after = Some(4);
         assert!(train(&first, &questions(), &questions()).is_err());
-        let state_path = cut.join(CHECKPOINT).join("state.json");
-        let state: RunState = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+        let state = RunState::read(&cut.join(CHECKPOINT)).unwrap();
         assert_eq!((state.opt_step, state.epoch, state.batches_done), (4, 1, 1));
         let mut again = opts.clone();
         again.run.out = cut.clone();

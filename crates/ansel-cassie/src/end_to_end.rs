@@ -358,6 +358,7 @@ mod tests {
     use crate::features::PairEncoder;
     use ansel_bert::testing::{serial, tiny_base};
     use ansel_data::{Candidate, DocContext};
+    use std::path::PathBuf;
 
     /// Two tiny documents in WikiQA form: every candidate's neighbours are candidates.
     pub(crate) fn questions() -> Vec<Question> {
@@ -419,20 +420,35 @@ mod tests {
         ansel_torch::read_tensors(path).unwrap()
     }
 
-    #[test]
-    fn one_step_of_the_cassie_loss_moves_the_encoder_and_the_model_loads_and_explains() {
-        let _lock = serial();
+    /// One optimizer step from a tiny base; returns the temporary directory, the output
+    /// directory and how far each tensor moved from the base (max abs difference).
+    fn one_step(residual: bool) -> (tempfile::TempDir, PathBuf, BTreeMap<String, f64>) {
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
         let out = dir.path().join("out");
         let mut opts = options(&base, &out);
         opts.run.max_steps = Some(1);
+        opts.head.residual = residual;
         train_end_to_end(&opts, &questions(), &questions()).unwrap();
         let before = weights(&base.join("model.safetensors"));
         let after = weights(&out.join("checkpoint").join("weights.safetensors"));
+        let moved = after
+            .iter()
+            .filter_map(|(name, t)| {
+                let diff = (t - before.get(name)?).abs().max().double_value(&[]);
+                Some((name.clone(), diff))
+            })
+            .collect();
+        (dir, out, moved)
+    }
+
+    #[test]
+    fn one_step_of_the_cassie_loss_moves_the_encoder_and_the_model_loads_and_explains() {
+        let _lock = serial();
+        let (_dir, out, moved) = one_step(false);
+        let moved = |name: &str| moved[name];
         // The CASSIE loss reads hidden states and the pooled [CLS], never the classifier:
         // the encoder's layers move, the unused classifier does not.
-        let moved = |name: &str| (&after[name] - &before[name]).abs().max().double_value(&[]);
         for name in [
             "bert.encoder.layer.0.attention.self.query.weight",
             "bert.encoder.layer.1.output.dense.weight",
@@ -464,16 +480,8 @@ mod tests {
     #[test]
     fn with_the_base_logit_added_the_classifier_learns_too() {
         let _lock = serial();
-        let dir = tempfile::tempdir().unwrap();
-        let base = tiny_base(dir.path(), 0.1);
-        let out = dir.path().join("out");
-        let mut opts = options(&base, &out);
-        opts.run.max_steps = Some(1);
-        opts.head.residual = true;
-        train_end_to_end(&opts, &questions(), &questions()).unwrap();
-        let before = weights(&base.join("model.safetensors"));
-        let after = weights(&out.join("checkpoint").join("weights.safetensors"));
-        let moved = |name: &str| (&after[name] - &before[name]).abs().max().double_value(&[]);
+        let (_dir, out, moved) = one_step(true);
+        let moved = |name: &str| moved[name];
         assert!(moved("classifier.weight") > 1e-6);
         assert!(moved("bert.encoder.layer.0.attention.self.query.weight") > 1e-6);
         let card = ModelCard::read(&out).unwrap();
@@ -532,10 +540,7 @@ mod tests {
         first.run.out = cut.clone();
         first.run.interrupt_after = Some(3);
         assert!(train_end_to_end(&first, &questions(), &questions()).is_err());
-        let state: RunState = serde_json::from_slice(
-            &std::fs::read(cut.join("checkpoint").join("state.json")).unwrap(),
-        )
-        .unwrap();
+        let state = RunState::read(&cut.join("checkpoint")).unwrap();
         assert_eq!((state.opt_step, state.epoch, state.batches_done), (3, 1, 1));
         let mut again = opts.clone();
         again.run.out = cut.clone();
@@ -554,11 +559,7 @@ mod tests {
                 assert!(diff < 1e-5, "{file} {name} differs by {diff}");
             }
         }
-        let end: RunState = serde_json::from_slice(
-            &std::fs::read(cut.join("checkpoint").join("state.json")).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(end.opt_step, 4);
+        assert_eq!(RunState::read(&cut.join("checkpoint")).unwrap().opt_step, 4);
     }
 
     #[test]
