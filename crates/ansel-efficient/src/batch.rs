@@ -151,6 +151,15 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Point-wise binary cross-entropy of `logits` (`[questions, width]`) over the batch's
+    /// real candidates (padding slots left out).
+    pub fn pointwise_bce(&self, logits: &Tensor) -> Tensor {
+        ansel_torch::pointwise_bce(
+            &logits.reshape([-1]).index_select(0, &self.slots),
+            &self.labels.reshape([-1]).index_select(0, &self.slots),
+        )
+    }
+
     /// `questions` must each have a candidate.
     pub fn new(questions: &[&EncodedQuestion]) -> Batch {
         let width = questions.iter().map(|q| q.len()).max().unwrap_or(0).max(1);

@@ -409,12 +409,7 @@ mod tests {
         assert_eq!(count(&ours_vs) - count(&vs), 2 * 5 * 6 + 12);
         net.embeddings.fill(&vocab.embedding_rows(&vectors));
         let batch = Batch::new(&[&encoded]);
-        let loss = ansel_torch::pointwise_bce(
-            &net.forward(&batch, true)
-                .reshape([-1])
-                .index_select(0, &batch.slots),
-            &batch.labels.reshape([-1]).index_select(0, &batch.slots),
-        );
+        let loss = batch.pointwise_bce(&net.forward(&batch, true));
         loss.backward();
         for (name, var) in vs.variables() {
             if !name.starts_with("embedding") {
@@ -487,12 +482,7 @@ mod tests {
                 net.embeddings.fill(&vocab.embedding_rows(&vectors));
                 let batch = Batch::new(&[&encoded]);
                 // Point-wise: the list-wise loss ignores a shift of all logits, so the output bias gets none.
-                let loss = ansel_torch::pointwise_bce(
-                    &net.forward(&batch, true)
-                        .reshape([-1])
-                        .index_select(0, &batch.slots),
-                    &batch.labels.reshape([-1]).index_select(0, &batch.slots),
-                );
+                let loss = batch.pointwise_bce(&net.forward(&batch, true));
                 loss.backward();
                 for (name, var) in vs.variables() {
                     let grad = var.grad();

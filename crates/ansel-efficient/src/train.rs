@@ -20,7 +20,7 @@ use ansel_data::{shuffle_seeded, Question};
 use ansel_eval::{evaluate, Filter};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::{listwise_kl, pointwise_bce, AdamW, WarmupLinear};
+use ansel_torch::{listwise_kl, AdamW, WarmupLinear};
 use ansel_vectors::{VectorSource, WordVectors};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -405,10 +405,7 @@ pub fn train_with_vectors(
             let batch = Batch::new(&chunk.iter().map(|&i| &train_set[i]).collect::<Vec<_>>());
             let logits = loaded.net.forward(&batch, true);
             let loss = match config.loss {
-                Loss::Pointwise => pointwise_bce(
-                    &logits.reshape([-1]).index_select(0, &batch.slots),
-                    &batch.labels.reshape([-1]).index_select(0, &batch.slots),
-                ),
+                Loss::Pointwise => batch.pointwise_bce(&logits),
                 Loss::Listwise => listwise_kl(&logits, &batch.labels, &batch.list_mask),
             };
             ansel_torch::zero_gradients(&params);
