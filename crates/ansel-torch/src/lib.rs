@@ -92,7 +92,8 @@ impl WarmupLinear {
     }
 }
 
-/// Point-wise loss: binary cross-entropy of logits `[n]` against 0/1 labels `[n]`.
+/// Point-wise loss: binary cross-entropy of logits `[n]` against 0/1 labels `[n]` (or soft
+/// targets in [0, 1], as distillation gives).
 pub fn pointwise_bce(logits: &Tensor, labels: &Tensor) -> Tensor {
     logits.binary_cross_entropy_with_logits::<Tensor>(
         &labels.to_kind(Kind::Float),
@@ -107,16 +108,39 @@ pub fn pointwise_bce(logits: &Tensor, labels: &Tensor) -> Tensor {
 /// `logits` and `labels` are `[questions, candidates]`; `mask` is 1 for real
 /// candidates and 0 for padding. Questions without a positive contribute 0.
 pub fn listwise_kl(logits: &Tensor, labels: &Tensor, mask: &Tensor) -> Tensor {
+    listwise_kl_to(logits, &gold_distribution(labels, mask), mask)
+}
+
+/// The gold labels of each row normalised into a distribution over its real candidates
+/// (`[questions, candidates]`; a row without a positive is all 0).
+pub fn gold_distribution(labels: &Tensor, mask: &Tensor) -> Tensor {
     let mask = mask.to_kind(Kind::Float);
     let labels = labels.to_kind(Kind::Float) * &mask;
     let positives = labels.sum_dim_intlist(-1, true, Kind::Float);
-    let target = &labels / positives.clamp_min(1.0);
+    &labels / positives.clamp_min(1.0)
+}
+
+/// Softmax of `scores / temperature` over each row's real candidates (padding gets 0).
+pub fn soft_distribution(scores: &Tensor, mask: &Tensor, temperature: f64) -> Tensor {
+    let mask = mask.to_kind(Kind::Float);
+    let masked = scores.to_kind(Kind::Float) / temperature + (mask.ones_like() - &mask) * -1e9;
+    masked.softmax(-1, Kind::Float) * &mask
+}
+
+/// KL divergence from `target` (`[questions, candidates]`, each row a distribution over its
+/// real candidates, or all 0: that row contributes nothing) to the softmax of `logits`,
+/// averaged over the rows with a target.
+pub fn listwise_kl_to(logits: &Tensor, target: &Tensor, mask: &Tensor) -> Tensor {
+    let mask = mask.to_kind(Kind::Float);
     let masked = logits + (mask.ones_like() - &mask) * -1e9;
     let log_probs = masked.log_softmax(-1, Kind::Float);
     // KL(target || p) = sum target * (log target - log p); 0 * log 0 taken as 0.
     let log_target = target.clamp_min(1e-12).log();
-    let per_question = (&target * (log_target - log_probs)).sum_dim_intlist(-1, false, Kind::Float);
-    let answered = positives.squeeze_dim(-1).gt(0.0).to_kind(Kind::Float);
+    let per_question = (target * (log_target - log_probs)).sum_dim_intlist(-1, false, Kind::Float);
+    let answered = target
+        .sum_dim_intlist(-1, false, Kind::Float)
+        .gt(0.0)
+        .to_kind(Kind::Float);
     (per_question * &answered).sum(Kind::Float) / answered.sum(Kind::Float).clamp_min(1.0)
 }
 
