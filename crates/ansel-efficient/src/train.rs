@@ -184,6 +184,9 @@ struct State {
     step: usize,
     stopping: EarlyStopping,
     seconds: f64,
+    /// CPU time of the epochs (what `seconds` would be on an idle machine, one thread).
+    #[serde(default)]
+    cpu_seconds: f64,
     dev_metrics: std::collections::BTreeMap<String, f64>,
 }
 
@@ -349,6 +352,7 @@ pub fn train_with_vectors(
             step: 0,
             stopping: EarlyStopping::new(opts.patience),
             seconds: 0.0,
+            cpu_seconds: 0.0,
             dev_metrics: Default::default(),
         };
         (config, vocab, loaded, state)
@@ -393,6 +397,7 @@ pub fn train_with_vectors(
             break;
         }
         let started = Instant::now();
+        let cpu_started = ansel_torch::cpu_seconds();
         if epoch > 1 {
             // Epoch 1 draws on from the seeding in `init` (as before this was resumable); a
             // run can only resume at a later epoch, which re-seeds from the seed and itself.
@@ -426,6 +431,9 @@ pub fn train_with_vectors(
         let report = evaluate(dev_data, &dev_scores, Filter::Answered);
         let dev_map = report.metric("MAP").unwrap_or(0.0);
         state.seconds += started.elapsed().as_secs_f64();
+        if let (Some(a), Some(b)) = (cpu_started, ansel_torch::cpu_seconds()) {
+            state.cpu_seconds += b - a;
+        }
         state.epochs_done = epoch;
         if state.stopping.observe(epoch, dev_map) {
             ansel_torch::save_vars(&loaded.vs, &work.join(BEST))?;
@@ -613,6 +621,9 @@ fn finish(
     );
     let mut metrics = state.dev_metrics.clone();
     metrics.insert("trainable parameters".into(), parameters as f64);
+    if state.cpu_seconds > 0.0 {
+        metrics.insert("train cpu seconds".into(), state.cpu_seconds);
+    }
     let mut train_data = vec![opts.train_path.clone()];
     if let Some(t) = &opts.teacher {
         train_data.extend(t.distillation.extra_train.iter().cloned());

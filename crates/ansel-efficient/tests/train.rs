@@ -540,6 +540,8 @@ fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
         serde_json::from_value(training.hyperparameters["distillation"].clone()).unwrap();
     assert_eq!(recorded, distillation);
     assert_eq!(training.train_data, vec!["toy", "extra.tsv"]);
+    let cpu = training.metrics["train cpu seconds"];
+    assert!(cpu > 0.0 && cpu.is_finite(), "{cpu}");
     // Loading needs nothing of the teacher.
     let ranker = EfficientRanker::load(&out, &card).unwrap();
     assert_eq!(map(&ranker, &data), 1.0);

@@ -45,6 +45,28 @@ pub fn tune_allocator() {
     }
 }
 
+/// CPU time (user + system, all threads) this process has used so far, in seconds; `None`
+/// where it cannot be read. On a shared machine a single-threaded job's CPU time is what its
+/// wall time would be on an idle one.
+pub fn cpu_seconds() -> Option<f64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: getrusage only writes the struct it is given, and it was zeroed.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: initialised above (zeroed, then filled by getrusage).
+        let usage = unsafe { usage.assume_init() };
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 /// Converts a tch error into a model error.
 pub fn backend(err: tch::TchError) -> ModelError {
     ModelError::Backend(err.to_string())
@@ -175,6 +197,20 @@ mod tests {
         // A question with no positive adds nothing.
         let none = Tensor::zeros([1, 4], (Kind::Float, tch::Device::Cpu));
         assert_eq!(listwise_kl(&bad, &none, &mask).double_value(&[]), 0.0);
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let Some(before) = cpu_seconds() else { return };
+        let mut x = 0u64;
+        let started = std::time::Instant::now();
+        while started.elapsed().as_millis() < 50 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(std::hint::black_box(1));
+        }
+        std::hint::black_box(x);
+        assert!(cpu_seconds().unwrap() > before);
     }
 
     #[test]
