@@ -50,8 +50,8 @@ declare -A vector_options=(
 )
 # Knowledge distillation settings (docs/results/cosinenet-sweep.md, "Distillation").
 declare -A distill_options=(
-  [distill-t1-w1-t1]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 1 --temperature 1"
-  [distill-t1-w0.5-t1]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.5 --temperature 1"
+  [distill-t1-w0.5-t1-unanswered]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.5 --temperature 1 --distill-unanswered"
+  [distill-t1-w0.8-t1-unanswered]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.8 --temperature 1 --distill-unanswered"
 )
 # Rows of earlier runs, one file per run, unless the run is already there.
 python3 - docs/results/efficient-rankers.jsonl "$runs" <<'PY'

@@ -279,6 +279,11 @@ distill=(
   "distill-t1-w0.8-t1|$t1 --distill-weight 0.8 --temperature 1"
   "distill-t1-w0.5-t1-unanswered|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered"
   "distill-t2-w0.5-t1|$t2 --distill-weight 0.5 --temperature 1"
+  # Added after the runs above: the two best means together, and more lists labelled by the teacher
+  # alone (TrecQA TRAIN-ALL, 1,229 news questions; the reader shuffles their candidates, so the BiRNN
+  # does not see TrecQA's positives-first order).
+  "distill-t1-w0.8-t1-unanswered|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered"
+  "distill-t1-w0.5-t1-unanswered-trecqa|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --extra-train ${ANSEL_SHARED_DATA:-../shared/data}/trecqa/jsonl/train-all.jsonl.gz"
 )
 for seed in 1 2; do
   for entry in "${distill[@]}"; do
@@ -334,9 +339,7 @@ def info(name, seed):
         r.update({"test MAP": e["MAP"], "test MRR": e["MRR"], "test P@1": e["P@1"]})
     return r
 rows = []
-print("
-## Distillation (round 3: a teacher's scores as targets)
-")
+print("\n## Distillation (round 3: a teacher's scores as targets)\n")
 print("Produced by the distillation part of `bash scripts/sweep-cosinenet.sh`. Cosinenet list-wise + BiRNN,")
 print("GloVe 50d, default options, plus `--teacher SPEC --distill-weight W --temperature T`: each question's")
 print("target distribution is (1-W) * gold + W * softmax(teacher / T). Teachers: `t1` =")
@@ -345,8 +348,9 @@ print("train are in-sample), `t2` = runs/minilm-trecqa-transfer-all (TANDA step 
 print("MAP 0.689). `-unanswered`: the train questions without an answer are trained on too, with target")
 print("W * the teacher's distribution. Each setting ran seeds 1 and 2; the choice is the best MEAN dev MAP.")
 print("`train s` counts training only (epochs plus dev evaluation, from the model card); the teacher's one-off")
-print("scoring of WikiQA train is not in it (below). `load`: 1-minute load average before / after.
-")
+print("scoring of WikiQA train is not in it (below). `train CPU s`: the CPU time of those epochs (one thread, so")
+print("about the wall time on an idle machine; recorded by runs from after it was added). `load`: 1-minute load")
+print("average before / after.\n")
 print("| run | options | dev MAP seed 1 | dev MAP seed 2 | mean | train s (seeds 1, 2) | load |")
 print("|---|---|---|---|---|---|---|")
 for entry in distill:
@@ -361,9 +365,7 @@ for entry in distill:
           f"| {i2['dev MAP']:.4f} | {(i1['dev MAP'] + i2['dev MAP']) / 2:.4f} "
           f"| {i1['train_seconds']:.0f}, {i2['train_seconds']:.0f} | {loads or 'not recorded'} |")
 def seeds_table(name, title):
-    print(f"
-### {title}
-")
+    print(f"\n### {title}\n")
     print("| seed | dev MAP | test MAP | test MRR | test P@1 | train s | train CPU s | wall s | load |")
     print("|---|---|---|---|---|---|---|---|---|")
     out = []
@@ -388,18 +390,44 @@ base_map = statistics.mean(i["test MAP"] for i in base)
 slowest = max(i["train_seconds"] for i in best)
 cpus = [i["train_cpu_seconds"] for i in best if "train_cpu_seconds" in i]
 loads = [v for i in best for v in (i.get("load_before"), i.get("load_after")) if v is not None]
-print(f"
-Target WikiQA test MAP >= 0.756: {'reached' if mean_map >= 0.756 else 'NOT reached'} "
+print(f"\nTarget WikiQA test MAP >= 0.756: {'reached' if mean_map >= 0.756 else 'NOT reached'} "
       f"(mean {mean_map:.4f}; without a teacher {base_map:.4f}, a change of {mean_map - base_map:+.4f}). "
       f"Target training under 60 s: slowest of the 3 seeds {slowest:.0f} s "
       f"({'under' if slowest < 60 else 'NOT under'} 60 s, at a load of {min(loads):.1f}-{max(loads):.1f}; "
       f"the GloVe network trained in 17-18 s at a load of about 1, efficient-rankers.md)"
       + (f"; the CPU time of training (one thread: the wall time on an idle machine) was at most {max(cpus):.0f} s "
          f"over the {len(cpus)} seed(s) that recorded it." if cpus else ".") + "\n")
+means = {}
+for entry in distill:
+    name = entry.split("|", 1)[0]
+    i1, i2 = info(name, 1), info(name, 2)
+    if i1 and i2:
+        means[name] = (i1["dev MAP"] + i2["dev MAP"]) / 2
+none = means.get("distill-none")
+t1 = {n: m for n, m in means.items() if n.startswith("distill-t1-") and "trecqa" not in n}
+print("Reading:\n")
+if none is not None and t1:
+    print(f"- Every in-sample-teacher (`t1`) setting on WikiQA train alone had a higher mean dev MAP "
+          f"({min(t1.values()):.4f}-{max(t1.values()):.4f}) than the same network without a teacher ({none:.4f})"
+          if min(t1.values()) > none else
+          f"- In-sample-teacher (`t1`) settings scored mean dev MAP {min(t1.values()):.4f}-{max(t1.values()):.4f}, "
+          f"without a teacher {none:.4f}")
+    print(f"  (2 seeds each, so differences of about a point between settings are within seed noise).")
+if "distill-t2-w0.5-t1" in means and none is not None:
+    print(f"- The out-of-sample teacher (`t2`, never saw WikiQA, test MAP 0.689) did not help: mean dev MAP "
+          f"{means['distill-t2-w0.5-t1']:.4f} against {none:.4f} without a teacher; the teacher has to be better "
+          f"than the student on this data to teach it anything.")
+trec = "distill-t1-w0.5-t1-unanswered-trecqa"
+if trec in means and "distill-t1-w0.5-t1-unanswered" in means:
+    secs = [info(trec, s)["train_seconds"] for s in (1, 2)]
+    print(f"- TrecQA TRAIN-ALL as extra lists labelled by the teacher alone (`--extra-train`): mean dev MAP "
+          f"{means[trec]:.4f} against {means['distill-t1-w0.5-t1-unanswered']:.4f} without them, and "
+          f"{min(secs):.0f}-{max(secs):.0f} s of training: news questions did not help WikiQA here.")
+print(f"- Chosen by mean dev MAP: `{chosen}`; its test MAP is {mean_map:.4f} against {base_map:.4f} without a "
+      f"teacher (3 seeds each, same binary).\n")
 print("One-off teacher scoring (not training time; `ansel rank` through the fp32 ONNX Runtime export of each")
 print("teacher, whose scores equal the tch model's, one thread, on the shared machine), from")
-print("`target/teacher-scores/*.meta.json`:
-")
+print("`target/teacher-scores/*.meta.json`:\n")
 print("| teacher | data | questions | pairs | scoring s |")
 print("|---|---|---|---|---|")
 for m in sorted(glob.glob("target/teacher-scores/*.meta.json")):
