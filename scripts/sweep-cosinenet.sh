@@ -284,6 +284,8 @@ distill=(
   # does not see TrecQA's positives-first order).
   "distill-t1-w0.8-t1-unanswered|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered"
   "distill-t1-w0.5-t1-unanswered-trecqa|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --extra-train ${ANSEL_SHARED_DATA:-../shared/data}/trecqa/jsonl/train-all.jsonl.gz"
+  # Most distilled runs kept their last epoch (5): do more epochs help?
+  "distill-t1-w0.5-t1-unanswered-epochs-8|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --epochs 8"
 )
 for seed in 1 2; do
   for entry in "${distill[@]}"; do
