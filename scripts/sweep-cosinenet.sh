@@ -128,7 +128,8 @@ def info(name, seed):
     if not os.path.exists(d + "/model.json"):
         r = recorded[(name, seed)]
         m = {k: r[k] for k in ("wall_seconds", "load_before", "load_after") if k in r}
-        return {"dev MAP": r["dev MAP"], "dev MRR": None, "vectors": None, "params": None, "epoch": None,
+        return {"dev MAP": r["dev MAP"], "dev MRR": r.get("dev MRR"), "vectors": r.get("vectors"),
+                "params": r.get("params"), "epoch": r.get("best_epoch"),
                 "train_seconds": r["train_seconds"], "meta": m,
                 "test": {k: r[f"test {k}"] for k in ("MAP", "MRR", "P@1") if f"test {k}" in r} or None}
     card = json.load(open(d + "/model.json"))
@@ -161,8 +162,10 @@ for entry in sweep:
     name, options = entry.split("|", 1)
     i, m = info(name, 1), None
     m = i["meta"]
+    kept = {k: v for k, v in (("dev MRR", i["dev MRR"]), ("params", i["params"]),
+                              ("best_epoch", i["epoch"]), ("vectors", i["vectors"])) if v is not None}
     rows.append({"run": name, "seed": 1, "options": options, "dev MAP": i["dev MAP"],
-                 "train_seconds": i["train_seconds"], **m})
+                 "train_seconds": i["train_seconds"], **kept, **m})
     vectors = i["vectors"] or next((o for o in ("spacy", "minilm") if f"--vectors {o}" in options), "glove")
     print(f"| {name}{' (chosen)' if name == best else ''} | `{options or '(defaults)'}` | {vectors} "
           f"| {na(i['params'], ',')} | {i['dev MAP']:.4f} | {na(i['dev MRR'], '.4f')} "
