@@ -20,7 +20,7 @@ mod ranker;
 mod train;
 mod vocab;
 
-pub use batch::Limits;
+pub use batch::{Distill, Limits};
 pub use layers::RnnKind;
 pub use nets::Architecture;
 pub use ranker::EfficientRanker;
@@ -61,6 +61,49 @@ impl std::str::FromStr for Loss {
                 Self::NAMES.join(", ")
             )),
         }
+    }
+}
+
+/// Knowledge distillation from a teacher ranker (any model spec the CLI loads): the
+/// list-wise target of a question becomes `(1 - weight) * gold + weight * softmax(teacher /
+/// temperature)`, the point-wise target of a pair `(1 - weight) * label + weight *
+/// sigmoid(teacher / temperature)`. Recorded in the card's hyperparameters; a trained model
+/// scores without its teacher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distillation {
+    /// The teacher's model spec, as given.
+    pub teacher: String,
+    pub weight: f64,
+    pub temperature: f64,
+    /// The cache files (by key) the teacher's scores were read from, one per data file.
+    pub caches: Vec<String>,
+    /// List-wise: also train on questions without a gold positive, with target `weight *
+    /// softmax(teacher / temperature)` (a question's target then sums to `weight`).
+    #[serde(default)]
+    pub unanswered: bool,
+    /// Data files labelled by the teacher alone (no gold): target `softmax(teacher /
+    /// temperature)` (point-wise: `sigmoid(teacher / temperature)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_train: Vec<String>,
+}
+
+/// The teacher's scores for a training run.
+#[derive(Clone)]
+pub struct Teacher {
+    pub distillation: Distillation,
+    /// One score per candidate (in the data's order) for every training question.
+    pub train_scores: Vec<Vec<f32>>,
+    /// Questions labelled by the teacher only (their gold labels are ignored), with scores.
+    pub extra: Vec<(ansel_data::Question, Vec<f32>)>,
+}
+
+impl std::fmt::Debug for Teacher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Teacher")
+            .field("distillation", &self.distillation)
+            .field("train_questions", &self.train_scores.len())
+            .field("extra_questions", &self.extra.len())
+            .finish()
     }
 }
 

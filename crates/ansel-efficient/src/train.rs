@@ -12,7 +12,7 @@
 //! training log) and the work directory is removed, so `<out>` is always a
 //! complete model, old or new.
 
-use crate::batch::{Batch, EncodedQuestion, Limits};
+use crate::batch::{Batch, Distill, EncodedQuestion, Limits};
 use crate::ranker::{chunks_of_pairs, Loaded, WEIGHTS};
 use crate::vocab::Vocabulary;
 use crate::{Architecture, Loss, ModelConfig, RnnKind};
@@ -20,7 +20,7 @@ use ansel_data::{shuffle_seeded, Question};
 use ansel_eval::{evaluate, Filter};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::{listwise_kl, AdamW, WarmupLinear};
+use ansel_torch::{AdamW, WarmupLinear};
 use ansel_vectors::{VectorSource, WordVectors};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -66,6 +66,9 @@ pub struct TrainOptions {
     /// one for the MiniLM part (sets `relatedness_parts`).
     pub split_relatedness: bool,
     pub limits: Limits,
+    /// Knowledge distillation: the teacher's scores of the training questions (and of extra
+    /// teacher-labelled questions); none: gold labels only.
+    pub teacher: Option<std::sync::Arc<crate::Teacher>>,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
     /// Tests only: fail as if killed right after the checkpoint of this epoch.
@@ -106,6 +109,7 @@ impl TrainOptions {
                 question_tokens: 40,
                 candidate_tokens: 60,
             },
+            teacher: None,
             keep_checkpoint: false,
             interrupt_after: None,
         }
@@ -180,6 +184,9 @@ struct State {
     step: usize,
     stopping: EarlyStopping,
     seconds: f64,
+    /// CPU time of the epochs (what `seconds` would be on an idle machine, one thread).
+    #[serde(default)]
+    cpu_seconds: f64,
     dev_metrics: std::collections::BTreeMap<String, f64>,
 }
 
@@ -221,7 +228,7 @@ pub fn train(
         // Encoding words runs on the threads asked for.
         ansel_torch::init(opts.threads, opts.seed);
         Some(
-            load_vectors(opts, &[train_data, dev_data])
+            load_vectors(opts, &[train_data, dev_data, &extra_questions(opts)])
                 .map_err(|e| ModelError::Backend(e.to_string()))?,
         )
     };
@@ -294,12 +301,16 @@ pub fn train_with_vectors(
     ansel_torch::init(opts.threads, opts.seed);
     let work = work_dir(&opts.out);
     let lr = opts.lr.unwrap_or(opts.loss.default_lr());
-    let hyperparameters = serde_json::json!({
+    let mut hyperparameters = serde_json::json!({
         "epochs": opts.epochs, "lr": lr, "batch_pairs": opts.batch_pairs,
         "optimizer": "adam (ansel_torch::AdamW, weight decay 0; moments saved with each checkpoint)",
         "schedule": "linear warm-up (10%) then linear decay", "patience": opts.patience,
         "extra_vocab": opts.extra_vocab, "threads": opts.threads,
     });
+    if let Some(t) = &opts.teacher {
+        hyperparameters["distillation"] =
+            serde_json::to_value(&t.distillation).expect("distillation serializes");
+    }
     let (config, vocab, loaded, mut state) = if opts.resume {
         resume(&work, opts)?
     } else {
@@ -307,7 +318,8 @@ pub fn train_with_vectors(
         std::fs::create_dir_all(&work).map_err(|e| ModelError::io(&work, e))?;
         let vectors =
             vectors.ok_or_else(|| ModelError::Backend("no word vectors to train with".into()))?;
-        let vocab = Vocabulary::build(&[train_data, dev_data], vectors, opts.extra_vocab);
+        let extra = extra_questions(opts);
+        let vocab = Vocabulary::build(&[train_data, dev_data, &extra], vectors, opts.extra_vocab);
         let config = ModelConfig {
             architecture: opts.architecture,
             loss: opts.loss,
@@ -340,21 +352,16 @@ pub fn train_with_vectors(
             step: 0,
             stopping: EarlyStopping::new(opts.patience),
             seconds: 0.0,
+            cpu_seconds: 0.0,
             dev_metrics: Default::default(),
         };
         (config, vocab, loaded, state)
     };
-    let encode = |qs: &[Question]| -> Vec<EncodedQuestion> {
-        qs.iter()
-            .map(|q| EncodedQuestion::new(q, &vocab, config.limits))
-            .filter(|q| !q.is_empty())
-            .collect()
-    };
-    let mut train_set = encode(train_data);
-    if config.loss == Loss::Listwise {
-        // A question without a positive has no target distribution: it adds nothing.
-        train_set.retain(EncodedQuestion::has_positive);
-    }
+    let train_set = training_set(opts, &config, &vocab, train_data)?;
+    let distill = opts.teacher.as_ref().map(|t| Distill {
+        weight: t.distillation.weight,
+        temperature: t.distillation.temperature,
+    });
     if train_set.is_empty() {
         return Err(ModelError::Backend(format!(
             "{}: no trainable question",
@@ -390,6 +397,7 @@ pub fn train_with_vectors(
             break;
         }
         let started = Instant::now();
+        let cpu_started = ansel_torch::cpu_seconds();
         if epoch > 1 {
             // Epoch 1 draws on from the seeding in `init` (as before this was resumable); a
             // run can only resume at a later epoch, which re-seeds from the seed and itself.
@@ -404,10 +412,7 @@ pub fn train_with_vectors(
         for chunk in chunks_of_pairs(&order, |i| train_set[i].len(), opts.batch_pairs) {
             let batch = Batch::new(&chunk.iter().map(|&i| &train_set[i]).collect::<Vec<_>>());
             let logits = loaded.net.forward(&batch, true);
-            let loss = match config.loss {
-                Loss::Pointwise => batch.pointwise_bce(&logits),
-                Loss::Listwise => listwise_kl(&logits, &batch.labels, &batch.list_mask),
-            };
+            let loss = batch.loss(&logits, config.loss, distill);
             ansel_torch::zero_gradients(&params);
             loss.backward();
             optimizer.step(&params, schedule.at(state.step), 0.0, state.step + 1);
@@ -426,6 +431,9 @@ pub fn train_with_vectors(
         let report = evaluate(dev_data, &dev_scores, Filter::Answered);
         let dev_map = report.metric("MAP").unwrap_or(0.0);
         state.seconds += started.elapsed().as_secs_f64();
+        if let (Some(a), Some(b)) = (cpu_started, ansel_torch::cpu_seconds()) {
+            state.cpu_seconds += b - a;
+        }
         state.epochs_done = epoch;
         if state.stopping.observe(epoch, dev_map) {
             ansel_torch::save_vars(&loaded.vs, &work.join(BEST))?;
@@ -463,6 +471,90 @@ pub fn train_with_vectors(
         seconds: state.seconds,
         parameters,
     })
+}
+
+/// The questions labelled by the teacher alone (`--extra-train`), if any.
+fn extra_questions(opts: &TrainOptions) -> Vec<Question> {
+    opts.teacher
+        .iter()
+        .flat_map(|t| t.extra.iter().map(|(q, _)| q.clone()))
+        .collect()
+}
+
+/// The encoded training questions: every question of `train_data` with a candidate (with its
+/// teacher scores when distilling), list-wise only those with a target (a gold positive, or
+/// teacher scores when `unanswered` questions are distilled too), then the teacher-only
+/// questions.
+fn training_set(
+    opts: &TrainOptions,
+    config: &ModelConfig,
+    vocab: &Vocabulary,
+    train_data: &[Question],
+) -> Result<Vec<EncodedQuestion>> {
+    let teacher = opts.teacher.as_deref();
+    if let Some(t) = teacher {
+        check_scores(&opts.train_path, train_data, &t.train_scores)?;
+        for (q, scores) in &t.extra {
+            check_scores(
+                &t.distillation.teacher,
+                std::slice::from_ref(q),
+                std::slice::from_ref(scores),
+            )?;
+        }
+    }
+    let mut set: Vec<EncodedQuestion> = train_data
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let encoded = EncodedQuestion::new(q, vocab, config.limits);
+            match teacher {
+                Some(t) => encoded.with_teacher(t.train_scores[i].clone(), false),
+                None => encoded,
+            }
+        })
+        .filter(|q| !q.is_empty())
+        .collect();
+    if config.loss == Loss::Listwise {
+        // A question without a positive has no gold target distribution.
+        let unanswered =
+            teacher.is_some_and(|t| t.distillation.unanswered && t.distillation.weight > 0.0);
+        set.retain(|q| q.has_positive() || (unanswered && q.has_teacher()));
+    }
+    for (q, scores) in teacher.iter().flat_map(|t| t.extra.iter()) {
+        let encoded = EncodedQuestion::new(q, vocab, config.limits);
+        if !encoded.is_empty() {
+            set.push(encoded.with_teacher(scores.clone(), true));
+        }
+    }
+    Ok(set)
+}
+
+/// Teacher scores must give one score per candidate of every question, in order.
+fn check_scores(source: &str, questions: &[Question], scores: &[Vec<f32>]) -> Result<()> {
+    if questions.len() != scores.len() {
+        return Err(ModelError::Backend(format!(
+            "{source}: {} questions but teacher scores for {}",
+            questions.len(),
+            scores.len()
+        )));
+    }
+    for (q, s) in questions.iter().zip(scores) {
+        if q.candidates.len() != s.len() {
+            return Err(ModelError::Backend(format!(
+                "{source}: question {:?} has {} candidates but {} teacher scores",
+                q.id,
+                q.candidates.len(),
+                s.len()
+            )));
+        }
+        if let Some(bad) = s.iter().find(|v| !v.is_finite()) {
+            return Err(ModelError::Backend(format!(
+                "{source}: question {:?} has a teacher score of {bad}",
+                q.id
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn resume(work: &Path, opts: &TrainOptions) -> Result<(ModelConfig, Vocabulary, Loaded, State)> {
@@ -529,8 +621,15 @@ fn finish(
     );
     let mut metrics = state.dev_metrics.clone();
     metrics.insert("trainable parameters".into(), parameters as f64);
+    if state.cpu_seconds > 0.0 {
+        metrics.insert("train cpu seconds".into(), state.cpu_seconds);
+    }
+    let mut train_data = vec![opts.train_path.clone()];
+    if let Some(t) = &opts.teacher {
+        train_data.extend(t.distillation.extra_train.iter().cloned());
+    }
     card.training = Some(TrainingRecord {
-        train_data: vec![opts.train_path.clone()],
+        train_data,
         dev_data: Some(opts.dev_path.clone()),
         hyperparameters: state.hyperparameters.clone(),
         seed: opts.seed,

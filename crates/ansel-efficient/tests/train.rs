@@ -485,3 +485,76 @@ fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
         .to_string();
     assert!(err.contains("glove+minilm-encoded"), "{err}");
 }
+
+#[test]
+fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
+    let _serial = serial();
+    let data = toy();
+    let vectors = vectors(&data);
+    // The teacher knows the answers; an extra teacher-only question, too.
+    let scores = |qs: &[Question]| -> Vec<Vec<f32>> {
+        qs.iter()
+            .map(|q| {
+                q.candidates
+                    .iter()
+                    .map(|c| if c.label == Some(true) { 4.0 } else { -4.0 })
+                    .collect()
+            })
+            .collect()
+    };
+    let extra = vec![question(
+        "x",
+        "who painted the mona lisa",
+        &[
+            ("it hangs in paris", false),
+            ("leonardo painted the mona lisa", true),
+        ],
+    )];
+    let distillation = ansel_efficient::Distillation {
+        teacher: "oracle".into(),
+        weight: 0.5,
+        temperature: 2.0,
+        caches: vec!["0123456789abcdef".into()],
+        unanswered: false,
+        extra_train: vec!["extra.tsv".into()],
+    };
+    let teacher = ansel_efficient::Teacher {
+        distillation: distillation.clone(),
+        train_scores: scores(&data),
+        extra: extra.iter().cloned().zip(scores(&extra)).collect(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    let mut opts = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::Birnn,
+        &out,
+    );
+    opts.teacher = Some(std::sync::Arc::new(teacher.clone()));
+    let summary = train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+    assert_eq!(summary.dev_map, 1.0);
+    let card = ModelCard::read(&out).unwrap();
+    let training = card.training.as_ref().unwrap();
+    let recorded: ansel_efficient::Distillation =
+        serde_json::from_value(training.hyperparameters["distillation"].clone()).unwrap();
+    assert_eq!(recorded, distillation);
+    assert_eq!(training.train_data, vec!["toy", "extra.tsv"]);
+    let cpu = training.metrics["train cpu seconds"];
+    assert!(cpu > 0.0 && cpu.is_finite(), "{cpu}");
+    // Loading needs nothing of the teacher.
+    let ranker = EfficientRanker::load(&out, &card).unwrap();
+    assert_eq!(map(&ranker, &data), 1.0);
+
+    // Teacher scores that do not fit the training data are refused, naming the question.
+    let mut bad = teacher;
+    bad.train_scores[1].pop();
+    opts.teacher = Some(std::sync::Arc::new(bad));
+    let err = train_with_vectors(&opts, Some(&vectors), &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"2\"") && err.contains("3 teacher scores"),
+        "{err}"
+    );
+}

@@ -3,22 +3,54 @@
 
 use ansel_data::Question;
 use ansel_model::{ModelError, Ranker, Result};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-#[derive(Deserialize)]
+/// One line of `ansel rank` output: the question id, the model and each candidate's score.
 struct Line {
     id: String,
     model: String,
-    scores: Vec<Scored>,
+    scores: Vec<(String, f32)>,
 }
 
-#[derive(Deserialize)]
-struct Scored {
-    id: String,
-    score: f32,
+impl Line {
+    /// Parses one line; an error names the field that is missing or of the wrong type.
+    fn parse(line: &str) -> std::result::Result<Line, String> {
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let text = |v: &serde_json::Value, field: &str| -> std::result::Result<String, String> {
+            match v.get(field.rsplit('.').next().unwrap_or(field)) {
+                Some(serde_json::Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(format!("field `{field}`: expected a string, found {other}")),
+                None => Err(format!("missing field `{field}`")),
+            }
+        };
+        let id = text(&value, "id")?;
+        let model = text(&value, "model")?;
+        let scores = match value.get("scores") {
+            Some(serde_json::Value::Array(items)) => items,
+            Some(other) => return Err(format!("field `scores`: expected an array, found {other}")),
+            None => return Err("missing field `scores`".into()),
+        };
+        let scores = scores
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let cid = text(item, &format!("scores[{i}].id"))?;
+                let score = match item.get("score") {
+                    Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN) as f32,
+                    Some(other) => {
+                        return Err(format!(
+                            "field `scores[{i}].score`: expected a number, found {other}"
+                        ))
+                    }
+                    None => return Err(format!("missing field `scores[{i}].score`")),
+                };
+                Ok((cid, score))
+            })
+            .collect::<std::result::Result<Vec<_>, String>>()?;
+        Ok(Line { id, model, scores })
+    }
 }
 
 /// Scores by question id, each with its candidates' ids (checked on lookup).
@@ -38,7 +70,7 @@ impl ScoreCache {
             if line.trim().is_empty() {
                 continue;
             }
-            let l: Line = serde_json::from_str(line).map_err(|e| ModelError::Format {
+            let l = Line::parse(line).map_err(|e| ModelError::Format {
                 path: path.to_path_buf(),
                 message: format!("line {}: {e}", n + 1),
             })?;
@@ -55,10 +87,7 @@ impl ScoreCache {
                     ),
                 });
             }
-            map.insert(
-                l.id,
-                l.scores.into_iter().map(|s| (s.id, s.score)).collect(),
-            );
+            map.insert(l.id, l.scores);
         }
         Ok(ScoreCache {
             path: path.to_path_buf(),

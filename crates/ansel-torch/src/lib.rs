@@ -45,6 +45,28 @@ pub fn tune_allocator() {
     }
 }
 
+/// CPU time (user + system, all threads) this process has used so far, in seconds; `None`
+/// where it cannot be read. On a shared machine a single-threaded job's CPU time is what its
+/// wall time would be on an idle one.
+pub fn cpu_seconds() -> Option<f64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: getrusage only writes the struct it is given, and it was zeroed.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: initialised above (zeroed, then filled by getrusage).
+        let usage = unsafe { usage.assume_init() };
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 /// Converts a tch error into a model error.
 pub fn backend(err: tch::TchError) -> ModelError {
     ModelError::Backend(err.to_string())
@@ -92,7 +114,8 @@ impl WarmupLinear {
     }
 }
 
-/// Point-wise loss: binary cross-entropy of logits `[n]` against 0/1 labels `[n]`.
+/// Point-wise loss: binary cross-entropy of logits `[n]` against 0/1 labels `[n]` (or soft
+/// targets in [0, 1], as distillation gives).
 pub fn pointwise_bce(logits: &Tensor, labels: &Tensor) -> Tensor {
     logits.binary_cross_entropy_with_logits::<Tensor>(
         &labels.to_kind(Kind::Float),
@@ -107,16 +130,39 @@ pub fn pointwise_bce(logits: &Tensor, labels: &Tensor) -> Tensor {
 /// `logits` and `labels` are `[questions, candidates]`; `mask` is 1 for real
 /// candidates and 0 for padding. Questions without a positive contribute 0.
 pub fn listwise_kl(logits: &Tensor, labels: &Tensor, mask: &Tensor) -> Tensor {
+    listwise_kl_to(logits, &gold_distribution(labels, mask), mask)
+}
+
+/// The gold labels of each row normalised into a distribution over its real candidates
+/// (`[questions, candidates]`; a row without a positive is all 0).
+pub fn gold_distribution(labels: &Tensor, mask: &Tensor) -> Tensor {
     let mask = mask.to_kind(Kind::Float);
     let labels = labels.to_kind(Kind::Float) * &mask;
     let positives = labels.sum_dim_intlist(-1, true, Kind::Float);
-    let target = &labels / positives.clamp_min(1.0);
+    &labels / positives.clamp_min(1.0)
+}
+
+/// Softmax of `scores / temperature` over each row's real candidates (padding gets 0).
+pub fn soft_distribution(scores: &Tensor, mask: &Tensor, temperature: f64) -> Tensor {
+    let mask = mask.to_kind(Kind::Float);
+    let masked = scores.to_kind(Kind::Float) / temperature + (mask.ones_like() - &mask) * -1e9;
+    masked.softmax(-1, Kind::Float) * &mask
+}
+
+/// KL divergence from `target` (`[questions, candidates]`, each row a distribution over its
+/// real candidates, or all 0: that row contributes nothing) to the softmax of `logits`,
+/// averaged over the rows with a target.
+pub fn listwise_kl_to(logits: &Tensor, target: &Tensor, mask: &Tensor) -> Tensor {
+    let mask = mask.to_kind(Kind::Float);
     let masked = logits + (mask.ones_like() - &mask) * -1e9;
     let log_probs = masked.log_softmax(-1, Kind::Float);
     // KL(target || p) = sum target * (log target - log p); 0 * log 0 taken as 0.
     let log_target = target.clamp_min(1e-12).log();
-    let per_question = (&target * (log_target - log_probs)).sum_dim_intlist(-1, false, Kind::Float);
-    let answered = positives.squeeze_dim(-1).gt(0.0).to_kind(Kind::Float);
+    let per_question = (target * (log_target - log_probs)).sum_dim_intlist(-1, false, Kind::Float);
+    let answered = target
+        .sum_dim_intlist(-1, false, Kind::Float)
+        .gt(0.0)
+        .to_kind(Kind::Float);
     (per_question * &answered).sum(Kind::Float) / answered.sum(Kind::Float).clamp_min(1.0)
 }
 
@@ -151,6 +197,20 @@ mod tests {
         // A question with no positive adds nothing.
         let none = Tensor::zeros([1, 4], (Kind::Float, tch::Device::Cpu));
         assert_eq!(listwise_kl(&bad, &none, &mask).double_value(&[]), 0.0);
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let Some(before) = cpu_seconds() else { return };
+        let mut x = 0u64;
+        let started = std::time::Instant::now();
+        while started.elapsed().as_millis() < 50 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(std::hint::black_box(1));
+        }
+        std::hint::black_box(x);
+        assert!(cpu_seconds().unwrap() > before);
     }
 
     #[test]

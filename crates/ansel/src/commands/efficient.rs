@@ -1,10 +1,12 @@
 //! `ansel train --model cosinenet|relcnn|compare-aggregate` and loading of those models.
 
 use super::train::TrainArgs;
-use ansel_efficient::{Architecture, EfficientRanker, Loss, RnnKind, TrainOptions};
+use ansel_efficient::{
+    Architecture, Distillation, EfficientRanker, Loss, RnnKind, Teacher, TrainOptions,
+};
 use ansel_model::{ModelCard, Ranker};
 use ansel_vectors::VectorSource;
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::Path;
 
@@ -46,6 +48,27 @@ pub struct EfficientArgs {
     /// and one from the MiniLM part, instead of one from the whole vector.
     #[arg(long)]
     pub split_relatedness: bool,
+    /// Knowledge distillation: the teacher, any model spec `ansel eval` takes (`a+b` fuses).
+    /// Its scores of each data file are computed once and cached in --teacher-cache.
+    #[arg(long)]
+    pub teacher: Option<String>,
+    /// W: list-wise target (1-W) * gold + W * softmax(teacher / T); point-wise (1-W) * label
+    /// + W * sigmoid(teacher / T). 0 trains on gold labels alone.
+    #[arg(long, default_value_t = 0.5)]
+    pub distill_weight: f64,
+    /// T of the teacher's softmax (sigmoid).
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
+    /// List-wise with --teacher: also train on questions without a gold answer (target W *
+    /// the teacher's distribution).
+    #[arg(long)]
+    pub distill_unanswered: bool,
+    /// More training data labelled by the teacher alone (gold labels ignored); repeatable.
+    #[arg(long)]
+    pub extra_train: Vec<std::path::PathBuf>,
+    /// Where teacher scores are cached (`<key>.jsonl`, `<key>.meta.json`).
+    #[arg(long, default_value = "target/teacher-scores")]
+    pub teacher_cache: std::path::PathBuf,
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
@@ -79,6 +102,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.epochs = args.epochs.unwrap_or(opts.epochs);
     opts.batch_pairs = args.batch_size.unwrap_or(opts.batch_pairs);
     let (train_data, dev_data) = args.read_splits()?;
+    opts.teacher = teacher(e, &args.train, &train_data)?.map(std::sync::Arc::new);
     let summary = ansel_efficient::train(&opts, &train_data, &dev_data)?;
     eprintln!(
         "{}: dev MAP {:.4} (epoch {} of {}), {} trainable parameters, {:.1} s of training; saved to {}",
@@ -91,6 +115,78 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The teacher's scores of the training data and of `--extra-train`, cached; none without
+/// `--teacher`.
+fn teacher(
+    e: &EfficientArgs,
+    train_path: &Path,
+    train_data: &[ansel_data::Question],
+) -> Result<Option<Teacher>> {
+    let Some(spec) = e.teacher.as_deref() else {
+        if !e.extra_train.is_empty() {
+            bail!("--extra-train needs --teacher (its questions are labelled by the teacher)");
+        }
+        return Ok(None);
+    };
+    if !(0.0..=1.0).contains(&e.distill_weight) {
+        bail!(
+            "--distill-weight must be in [0, 1], not {}",
+            e.distill_weight
+        );
+    }
+    if !(e.temperature > 0.0 && e.temperature.is_finite()) {
+        bail!(
+            "--temperature must be a positive number, not {}",
+            e.temperature
+        );
+    }
+    let mut caches = Vec::new();
+    let mut score = |path: &Path, questions: &[ansel_data::Question]| -> Result<Vec<Vec<f32>>> {
+        let s = super::teacher::teacher_scores(spec, path, questions, &e.teacher_cache)?;
+        if s.cached {
+            eprintln!(
+                "teacher scores of {}: cached in {} (scored once in {:.1} s)",
+                path.display(),
+                s.path.display(),
+                s.scoring_seconds
+            );
+        } else {
+            eprintln!(
+                "teacher scores of {}: scored in {:.1} s (not training time), cached in {}",
+                path.display(),
+                s.scoring_seconds,
+                s.path.display()
+            );
+        }
+        caches.push(s.key);
+        Ok(s.scores)
+    };
+    let train_scores = score(train_path, train_data)?;
+    let mut extra = Vec::new();
+    for path in &e.extra_train {
+        let questions = ansel_data::read_path(path, None)
+            .with_context(|| format!("cannot read --extra-train {}", path.display()))?;
+        let scores = score(path, &questions)?;
+        extra.extend(questions.into_iter().zip(scores));
+    }
+    Ok(Some(Teacher {
+        distillation: Distillation {
+            teacher: spec.to_string(),
+            weight: e.distill_weight,
+            temperature: e.temperature,
+            caches,
+            unanswered: e.distill_unanswered,
+            extra_train: e
+                .extra_train
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+        },
+        train_scores,
+        extra,
+    }))
 }
 
 pub fn train_cosinenet(args: &TrainArgs) -> Result<()> {

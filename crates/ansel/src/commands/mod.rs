@@ -16,6 +16,7 @@ pub mod quantize;
 pub mod rank;
 pub mod serve;
 pub mod synth;
+pub mod teacher;
 pub mod train;
 
 use ansel_data::{read_path, Format, Question};

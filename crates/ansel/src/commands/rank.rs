@@ -1,5 +1,6 @@
 use super::DataArgs;
 use crate::models;
+use ansel_data::Question;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
@@ -30,6 +31,28 @@ struct Ranked<'a> {
     ranking: Vec<&'a str>,
 }
 
+/// The JSON line `ansel rank` prints for `question` scored `scores` by `model` (the format
+/// [`ansel_graph::ScoreCache`] reads back).
+pub fn ranked_line(question: &Question, model: &str, scores: &[f32]) -> Result<String> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| ansel_model::best_first(scores[a], scores[b]));
+    let line = Ranked {
+        id: &question.id,
+        model,
+        scores: question
+            .candidates
+            .iter()
+            .zip(scores)
+            .map(|(c, &score)| Scored { id: &c.id, score })
+            .collect(),
+        ranking: order
+            .iter()
+            .map(|&i| question.candidates[i].id.as_str())
+            .collect(),
+    };
+    Ok(serde_json::to_string(&line)?)
+}
+
 /// Scores every candidate and prints one JSON line per question.
 pub fn run(args: RankArgs) -> Result<()> {
     let questions = args.data.read()?;
@@ -38,23 +61,7 @@ pub fn run(args: RankArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     for (question, scores) in questions.iter().zip(&scores) {
-        let mut order: Vec<usize> = (0..scores.len()).collect();
-        order.sort_by(|&a, &b| ansel_model::best_first(scores[a], scores[b]));
-        let line = Ranked {
-            id: &question.id,
-            model: &args.model,
-            scores: question
-                .candidates
-                .iter()
-                .zip(scores)
-                .map(|(c, &score)| Scored { id: &c.id, score })
-                .collect(),
-            ranking: order
-                .iter()
-                .map(|&i| question.candidates[i].id.as_str())
-                .collect(),
-        };
-        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+        writeln!(out, "{}", ranked_line(question, &args.model, scores)?)?;
     }
     out.flush()?;
     Ok(())
