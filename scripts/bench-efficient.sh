@@ -44,6 +44,7 @@ configs=(
   "trecqa compare-aggregate listwise none"
   "wikiqa cosinenet listwise birnn glove+minilm-encoded-pca50"
   "wikiqa cosinenet listwise birnn glove distill-t1-w0.5-t1-unanswered"
+  "wikiqa compare-aggregate listwise birnn glove distill-t1-w0.5-t1-unanswered"
 )
 # Vector choices besides the default GloVe 50d (docs/results/cosinenet-sweep.md chose them on dev).
 declare -A vector_options=(
