@@ -427,7 +427,8 @@ fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
         .expect("bundled embedding rows");
     assert_eq!(table.size(), [vocab.len() as i64, 16]);
     let words: Vec<String> = vocab[2..].to_vec();
-    let (encoded, _) = ansel_vectors::encoded::encoded_vectors(&encoder_dir, &words, None).unwrap();
+    let encoder = ansel_bert::WordEncoder::load(&encoder_dir).unwrap();
+    let (encoded, _) = ansel_vectors::encoded::encoded_vectors(&encoder, &words, None).unwrap();
     let mut factor = None;
     for (i, word) in vocab.iter().enumerate().skip(2) {
         let row = Vec::<f32>::try_from(table.get(i as i64)).unwrap();
