@@ -505,7 +505,12 @@ mod tests {
             let diff = (a - b.detach()).abs().max().double_value(&[]);
             assert!(diff < 5e-3, "differ by {diff}");
         }
-        for (a, b) in frozen.logits.iter().zip(&live.logits) {
+        // The live logits carry gradient and come back in input order, as the frozen ones.
+        use crate::features::PairLogits;
+        assert!(matches!(&frozen.logits, PairLogits::Fixed(_)));
+        assert!(matches!(&live.logits, PairLogits::Live(t) if t.requires_grad()));
+        assert_eq!(live.logits.len(), pairs.len());
+        for (a, b) in frozen.logits.values().iter().zip(&live.logits.values()) {
             assert!((a - b).abs() < 1e-5);
         }
     }
