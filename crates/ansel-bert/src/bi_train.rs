@@ -98,7 +98,7 @@ fn groups(tok: &PairTokenizer, questions: &[Question], max_len: usize) -> Result
 }
 
 /// Whole questions, in a seeded order, grouped until each batch holds `batch_size` pairs.
-pub fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     shuffle_seeded(&mut order, seed);
     let mut batches = Vec::new();
@@ -140,7 +140,7 @@ fn batch_loss(model: &BiEncoder, pad: i64, data: &[Group], idx: &[usize]) -> (Te
 }
 
 /// Scores every candidate of `questions` (each distinct text encoded once).
-pub fn score_questions(
+fn score_questions(
     model: &BiEncoder,
     tok: &PairTokenizer,
     questions: &[Question],

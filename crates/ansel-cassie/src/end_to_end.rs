@@ -73,7 +73,7 @@ impl EndToEndOptions {
 
 /// Packs whole questions (in a seeded random order) into micro-batches of at most
 /// `pairs_per_batch` candidates; a question larger than that is a micro-batch alone.
-pub fn question_batches(sizes: &[usize], pairs_per_batch: usize, seed: u64) -> Vec<Vec<usize>> {
+fn question_batches(sizes: &[usize], pairs_per_batch: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     shuffle_seeded(&mut order, seed);
     let mut batches = Vec::new();

@@ -594,7 +594,7 @@ fn load_spacy(dir: &Path) -> Result<WordVectors> {
 }
 
 /// spaCy's string hash: MurmurHash64A of the UTF-8 bytes with seed 1.
-pub fn spacy_hash(word: &str) -> u64 {
+fn spacy_hash(word: &str) -> u64 {
     murmur64a(word.as_bytes(), 1)
 }
 
