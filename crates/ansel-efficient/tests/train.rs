@@ -178,7 +178,7 @@ fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
     let _serial = serial();
     // Padding must not leak into a question's scores, through the BiRNN's
     // backward pass in particular.
-    let (data, vectors, dir, out) = toy_run();
+    let (data, vectors, _dir, out) = toy_run();
     let mut opts = options(
         Architecture::Cosinenet,
         Loss::Listwise,

@@ -236,7 +236,6 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_bert::run::CHECKPOINT;
     use std::path::PathBuf;
 
     fn tiny_base(dir: &Path) -> PathBuf {
