@@ -4,8 +4,9 @@
 #
 #   bash scripts/check-committed-models.sh run DIR [ANSEL]   # scores into DIR (default binary:
 #                                                           # target/release/ansel)
-#   bash scripts/check-committed-models.sh compare BEFORE AFTER [REPORT]
-#       # compares two such folders; writes REPORT (default docs/results/committed-models-dev.md)
+#   bash scripts/check-committed-models.sh compare BEFORE AFTER [REPORT [NOTE]]
+#       # compares two such folders; writes REPORT (default docs/results/committed-models-dev.md),
+#       # with NOTE (which builds were compared) under its title
 #
 # One torch thread (OMP_NUM_THREADS=1), so that both runs sum in the same order. Needs
 # ../shared/data (or $ANSEL_SHARED_DATA).
@@ -31,9 +32,10 @@ compare)
   before=${2:?usage: check-committed-models.sh compare BEFORE AFTER [REPORT]}
   after=${3:?usage: check-committed-models.sh compare BEFORE AFTER [REPORT]}
   report=${4:-docs/results/committed-models-dev.md}
-  python3 - "$before" "$after" > "$report" <<'PY'
+  python3 - "$before" "$after" "${5:-}" > "$report" <<'PY'
 import json, pathlib, sys
 before, after = map(pathlib.Path, sys.argv[1:3])
+note = sys.argv[3]
 
 def metrics(d):
     return {pathlib.Path(r["model"]).name: r for r in map(json.loads, open(d / "metrics.jsonl"))}
@@ -52,6 +54,8 @@ print("Produced by `bash scripts/check-committed-models.sh run DIR` on the two b
 print("`bash scripts/check-committed-models.sh compare BEFORE AFTER`: `ansel eval --data")
 print("../shared/data/wikiqa/WikiQA-dev.tsv --model models/NAME` (release build, one torch thread),")
 print("and every candidate's score from its `--trec-dir` run file.\n")
+if note:
+    print(note + "\n")
 print("| model | questions | MAP before | MAP after | MRR before | MRR after | P@1 before | P@1 after | candidates | max abs score diff |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 same = True
