@@ -33,6 +33,46 @@ def fmt(xs):
     return f"{statistics.mean(xs):.4f} ± {statistics.stdev(xs):.4f}"
 
 
+def ok(p):
+    return os.path.exists(p) and os.path.getsize(p) > 0
+
+
+def seeds(tag, v):
+    """The test metrics of every seed of variant `v` of run `tag`."""
+    return [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
+
+
+def seed_cells(rs, b):
+    """Seeds, P@1, MAP, MRR (mean ± std) and the mean's gains over the base `b`: a table row's last cells."""
+    p1, mp, mr = [r["P@1"] for r in rs], [r["MAP"] for r in rs], [r["MRR"] for r in rs]
+    return (f"{len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
+            f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |")
+
+
+def base_section(tag, title, base, about, first_column):
+    """The base's test metrics and the head of its data set's section: title, description and the
+    results table down to the base's row ((None, []) when the base was not evaluated)."""
+    bpath = os.path.join(res, f"{tag}-base.json")
+    if not ok(bpath):
+        return None, []
+    b = load(bpath)
+    return b, [f"## {title}: base `{base}`", "", about + ".", "",
+               f"| {first_column} | model | seeds | P@1 | MAP | MRR | ΔP@1 vs base | ΔMAP vs base |",
+               "|---|---|---|---|---|---|---|---|",
+               f"| – | base alone | – | {b['P@1']:.4f} | {b['MAP']:.4f} | {b['MRR']:.4f} | | |"]
+
+
+def sweeps(tag, suffixes):
+    """Each dev sweep of `tag` (a run suffix of `suffixes` x a graph variant) that ran: (suffix, variant name, its
+    lines, the chosen line: the best dev MAP)."""
+    for suffix in suffixes:
+        for v, name in VARIANTS[:3]:
+            sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
+            if ok(sp):
+                rows = [json.loads(l) for l in open(sp) if l.strip()]
+                yield suffix, name, rows, max(rows, key=lambda r: r["dev MAP"])
+
+
 def oof_report():
     """docs/results/eqag-oof.md: in-sample against out-of-fold training-node scores."""
     sets = [
@@ -46,12 +86,6 @@ def oof_report():
              ("-nf-oof", "out-of-fold + node features [base, z(base), z(lexical)] (extension)"),
              ("-oof-dir", "out-of-fold + directed inter-row edges (extension)"),
              ("-nf-oof-dir", "out-of-fold + directed inter-row edges + node features [base, z(base), z(lexical)] (extension)")]
-
-    def seeds(tag, v):
-        return [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
-
-    def ok(p):
-        return os.path.exists(p) and os.path.getsize(p) > 0
 
     lines = ["# EQAG-GNN with out-of-fold training-node scores (issue #7, extension)", ""]
     lines += [
@@ -76,14 +110,10 @@ def oof_report():
     targets = []
     body = []
     for tag, title, base, about in sets:
-        bpath = os.path.join(res, f"{tag}-base.json")
-        if not ok(bpath):
+        b, head = base_section(tag, title, base, about, "training-node scores")
+        if b is None:
             continue
-        b = load(bpath)
-        body += [f"## {title}: base `{base}`", "", about + ".", "",
-                 "| training-node scores | model | seeds | P@1 | MAP | MRR | ΔP@1 vs base | ΔMAP vs base |",
-                 "|---|---|---|---|---|---|---|---|",
-                 f"| – | base alone | – | {b['P@1']:.4f} | {b['MAP']:.4f} | {b['MRR']:.4f} | | |"]
+        body += head
         peer = os.path.join(res, f"{tag}-peer-fusion.json")
         fu = load(peer) if ok(peer) else None
         if fu:
@@ -96,11 +126,10 @@ def oof_report():
                 rs = seeds(t, v)
                 if not rs:
                     continue
-                p1, mp, mr = [r["P@1"] for r in rs], [r["MAP"] for r in rs], [r["MRR"] for r in rs]
-                body.append(f"| {kname} | {name} | {len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
-                            f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |")
-                if v != "ri" and (best is None or statistics.mean(p1) > best[1]):
-                    best = (name, statistics.mean(p1), statistics.mean(mp))
+                body.append(f"| {kname} | {name} | {seed_cells(rs, b)}")
+                p1, mp = statistics.mean(r["P@1"] for r in rs), statistics.mean(r["MAP"] for r in rs)
+                if v != "ri" and (best is None or p1 > best[1]):
+                    best = (name, p1, mp)
             dev_best = None
             for v, name in VARIANTS[:3]:
                 sp = os.path.join(res, f"sweep-{t}-{v}.jsonl")
@@ -140,15 +169,9 @@ def oof_report():
         body += ["", "### Dev sweeps (seed 42; K_rows = 5): chosen settings", "",
                  "| training-node scores | variant | K_intra | th_intra | K_inter | th_inter | training edges | dev P@1 | dev MAP | base dev MAP |",
                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for suffix, kname in kinds:
-            for v, name in VARIANTS[:3]:
-                sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
-                if not ok(sp):
-                    continue
-                rows = [json.loads(l) for l in open(sp) if l.strip()]
-                r = max(rows, key=lambda r: r["dev MAP"])
-                body.append(f"| {kname} | {name} | {r['k_intra']} | {r['th_intra']:.2f} | {r['k_inter']} | {r['th_inter']:.2f} | "
-                            f"{r['edges']} | {r['dev P@1']:.4f} | {r['dev MAP']:.4f} | {r['base dev MAP']:.4f} |")
+        for suffix, name, rows, r in sweeps(tag, [s for s, _ in kinds]):
+            body.append(f"| {dict(kinds)[suffix]} | {name} | {r['k_intra']} | {r['th_intra']:.2f} | {r['k_inter']} | {r['th_inter']:.2f} | "
+                        f"{r['edges']} | {r['dev P@1']:.4f} | {r['dev MAP']:.4f} | {r['base dev MAP']:.4f} |")
         body += ["", f"Every sweep line: `target/eqag-oof/results/sweep-{tag}[-oof]-VARIANT.jsonl`.", ""]
     def directed_note():
         parts = []
@@ -174,13 +197,8 @@ def oof_report():
                          f"out of fold {o['MAP']:.3f} / {o['P@1']:.3f}, test {b['MAP']:.3f} / {b['P@1']:.3f}")
     gains = []
     for tag, title, base, about in sets:
-        for suffix in ("", "-oof", "-oof-dir"):
-            for v, name in VARIANTS[:3]:
-                sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
-                if ok(sp):
-                    rows = [json.loads(l) for l in open(sp) if l.strip()]
-                    r = max(rows, key=lambda r: r["dev MAP"])
-                    gains.append(100 * (r["dev MAP"] - r["base dev MAP"]))
+        for _, _, _, r in sweeps(tag, ("", "-oof", "-oof-dir")):
+            gains.append(100 * (r["dev MAP"] - r["base dev MAP"]))
     collapsed = []
     for tag, title, base, about in sets:
         for suffix in ("", "-oof", "-nf", "-nf-oof", "-oof-dir", "-nf-oof-dir"):
@@ -252,12 +270,6 @@ def ce_report():
              ("-answer", "undirected, by answer similarity (`--inter-by answer`, extension)"),
              ("-answer-dir", "directed, by answer similarity (extensions)")]
 
-    def ok(p):
-        return os.path.exists(p) and os.path.getsize(p) > 0
-
-    def seeds(tag, v):
-        return [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
-
     def met(dp, dm):
         return "met" if dp >= 0.03 - 1e-9 and dm >= 0 else "not met"
 
@@ -285,14 +297,10 @@ def ce_report():
              "scores), which for these bases are out of sample.", ""]
     targets, body = [], []
     for tag, title, base, about in sets:
-        bpath = os.path.join(res, f"{tag}-base.json")
-        if not ok(bpath):
+        b, head = base_section(tag, title, base, about, "inter-row edges")
+        if b is None:
             continue
-        b = load(bpath)
-        body += [f"## {title}: base `{base}`", "", about + ".", "",
-                 "| inter-row edges | model | seeds | P@1 | MAP | MRR | ΔP@1 vs base | ΔMAP vs base |",
-                 "|---|---|---|---|---|---|---|---|",
-                 f"| – | base alone | – | {b['P@1']:.4f} | {b['MAP']:.4f} | {b['MRR']:.4f} | | |"]
+        body += head
         for suffix, kname in kinds:
             t = tag + suffix
             best, dev_best = None, None
@@ -300,18 +308,17 @@ def ce_report():
                 rs = seeds(t, v)
                 if not rs:
                     continue
-                p1, mp, mr = [r["P@1"] for r in rs], [r["MAP"] for r in rs], [r["MRR"] for r in rs]
-                body.append(f"| {kname} | {name} | {len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
-                            f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |")
+                body.append(f"| {kname} | {name} | {seed_cells(rs, b)}")
                 if v == "ri":
                     continue
-                if best is None or statistics.mean(p1) > best[1]:
-                    best = (name, statistics.mean(p1), statistics.mean(mp))
+                p1, mp = statistics.mean(r["P@1"] for r in rs), statistics.mean(r["MAP"] for r in rs)
+                if best is None or p1 > best[1]:
+                    best = (name, p1, mp)
                 sp = os.path.join(res, f"sweep-{t}-{v}.jsonl")
                 if ok(sp):
                     dm_ = max(json.loads(l)["dev MAP"] for l in open(sp) if l.strip())
                     if dev_best is None or dm_ > dev_best[0]:
-                        dev_best = (dm_, name, statistics.mean(p1), statistics.mean(mp))
+                        dev_best = (dm_, name, p1, mp)
             if best:
                 dp, dm = best[1] - b["P@1"], best[2] - b["MAP"]
                 targets.append(f"| {title}, base `{base}` ({about.split(':')[0].split(' (')[0]}) | {kname} | best on test: {best[0]} | {dp:+.4f} | {dm:+.4f} | {met(dp, dm)} |")
@@ -340,17 +347,11 @@ def ce_report():
         body += ["", "### Dev sweeps (seed 42; K_rows = 5): chosen settings", "",
                  "| inter-row edges | variant | K_intra | th_intra | K_inter | th_inter | training edges | best epoch | dev P@1 | dev MAP | base dev P@1 | base dev MAP | settings above base dev MAP |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for suffix, kname in kinds:
-            for v, name in VARIANTS[:3]:
-                sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
-                if not ok(sp):
-                    continue
-                rows = [json.loads(l) for l in open(sp) if l.strip()]
-                r = max(rows, key=lambda r: r["dev MAP"])
-                above = sum(1 for x in rows if x["dev MAP"] > x["base dev MAP"] + 1e-9)
-                body.append(f"| {kname} | {name} | {r['k_intra']} | {r['th_intra']:.2f} | {r['k_inter']} | {r['th_inter']:.2f} | "
-                            f"{r['edges']} | {r['best_epoch']} | {r['dev P@1']:.4f} | {r['dev MAP']:.4f} | {r['base dev P@1']:.4f} | "
-                            f"{r['base dev MAP']:.4f} | {above} of {len(rows)} |")
+        for suffix, name, rows, r in sweeps(tag, [s for s, _ in kinds]):
+            above = sum(1 for x in rows if x["dev MAP"] > x["base dev MAP"] + 1e-9)
+            body.append(f"| {dict(kinds)[suffix]} | {name} | {r['k_intra']} | {r['th_intra']:.2f} | {r['k_inter']} | {r['th_inter']:.2f} | "
+                        f"{r['edges']} | {r['best_epoch']} | {r['dev P@1']:.4f} | {r['dev MAP']:.4f} | {r['base dev P@1']:.4f} | "
+                        f"{r['base dev MAP']:.4f} | {above} of {len(rows)} |")
         body += ["", f"Every sweep line: `target/eqag-ce/results/sweep-{tag}[-dir]-VARIANT.jsonl`.", ""]
     # What the numbers say, computed from the same files.
     same_p1, rows_all, dev_gains, quality, collapsed, best_gain, answer_best = 0, 0, [], [], [], None, []
@@ -513,16 +514,10 @@ for tag, title, base in DATASETS:
     lines += [f"## {title}: base `{base}`", "", "| model | seeds | P@1 | MAP | MRR | ΔP@1 vs base | ΔMAP vs base |", "|---|---|---|---|---|---|---|"]
     lines.append(f"| base alone | – | {b['P@1']:.4f} | {b['MAP']:.4f} | {b['MRR']:.4f} | | |")
     for v, name in VARIANTS:
-        rs = [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
+        rs = seeds(tag, v)
         if not rs:
             continue
-        p1 = [r["P@1"] for r in rs]
-        mp = [r["MAP"] for r in rs]
-        mr = [r["MRR"] for r in rs]
-        lines.append(
-            f"| {name} | {len(rs)} | {fmt(p1)} | {fmt(mp)} | {fmt(mr)} | "
-            f"{statistics.mean(p1) - b['P@1']:+.4f} | {statistics.mean(mp) - b['MAP']:+.4f} |"
-        )
+        lines.append(f"| {name} | {seed_cells(rs, b)}")
     # The no-graph peer of a node-feature variant (the same scorers, z-score fusion).
     fpath = os.path.join(res, f"{tag}-fusion.json")
     if not os.path.exists(fpath):
@@ -535,7 +530,7 @@ for tag, title, base in DATASETS:
         )
     best_v = None
     for v, name in VARIANTS[:3]:
-        rs = [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
+        rs = seeds(tag, v)
         if rs:
             p1 = statistics.mean(r["P@1"] for r in rs)
             mp = statistics.mean(r["MAP"] for r in rs)
@@ -554,7 +549,7 @@ for tag, title, base in DATASETS:
     dev_best = None
     for v, name in VARIANTS[:3]:
         sp = os.path.join(res, f"sweep-{tag}-{v}.jsonl")
-        rs = [load(p) for p in sorted(glob.glob(os.path.join(res, f"{tag}-{v}-s[0-9].json"))) if os.path.getsize(p) > 0]
+        rs = seeds(tag, v)
         if os.path.exists(sp) and rs:
             dm_ = max(json.loads(l)["dev MAP"] for l in open(sp) if l.strip())
             if dev_best is None or dm_ > dev_best[0]:

@@ -33,6 +33,13 @@ def row(label, name, training):
 HEAD = ("| model | training | MRR | MAP | R@1 | R@3 | R@5 | P@1 |\n"
         "|---|---|---|---|---|---|---|---|")
 
+
+def table(rows):
+    """The metrics table: a (label, run name, training) triple a row."""
+    p(HEAD)
+    for label, name, training in rows:
+        p(row(label, name, training))
+
 out = []
 p = out.append
 p("# SEDAN: unsupervised domain adaptation WikiQA -> TrecQA (issue #8)\n")
@@ -45,15 +52,16 @@ p("dev and test groups, the test sentences included, as the paper does with its 
 p("held-out synthetic questions.\n")
 
 p("## Bi-encoder (all-MiniLM-L6-v2, Siamese, classifier on [q; s; |q-s|]) before and after adaptation\n")
-p(HEAD)
-p(row("stage (a) only: WikiQA", "bi-wikiqa", "WikiQA train, 120 steps (dev: WikiQA dev)"))
-p(row("stage (a) only, cosine", "bi-wikiqa-cosine", "same weights, cosine scoring"))
-p(row("SEDAN (a)+(b), base-filtered synthetic data", "bi-sedan", "stage (a), then `ansel adapt` (filter = the stage-(a) model; 175 questions, 25 steps)"))
-p(row("SEDAN (a)+(b), base-filtered, cosine", "bi-sedan-cosine", "same weights, cosine scoring"))
-p(row("control: stage (a) + 60 more WikiQA steps, head lr x100", "bi-wikiqa-more", "`bench-sedan.sh more-a`"))
-p(row("control, cosine", "bi-wikiqa-more-cosine", "same weights, cosine scoring"))
-p(row("**SEDAN (a)+(b), head lr x100**", "bi-sedan-head", "stage (a), then `ansel adapt --reuse-data --head-lr-factor 100`, 60 steps on the no-first run's synthetic data (900 questions)"))
-p(row("SEDAN (a)+(b), head lr x100, cosine", "bi-sedan-head-cosine", "same weights, cosine scoring"))
+table([
+    ("stage (a) only: WikiQA", "bi-wikiqa", "WikiQA train, 120 steps (dev: WikiQA dev)"),
+    ("stage (a) only, cosine", "bi-wikiqa-cosine", "same weights, cosine scoring"),
+    ("SEDAN (a)+(b), base-filtered synthetic data", "bi-sedan", "stage (a), then `ansel adapt` (filter = the stage-(a) model; 175 questions, 25 steps)"),
+    ("SEDAN (a)+(b), base-filtered, cosine", "bi-sedan-cosine", "same weights, cosine scoring"),
+    ("control: stage (a) + 60 more WikiQA steps, head lr x100", "bi-wikiqa-more", "`bench-sedan.sh more-a`"),
+    ("control, cosine", "bi-wikiqa-more-cosine", "same weights, cosine scoring"),
+    ("**SEDAN (a)+(b), head lr x100**", "bi-sedan-head", "stage (a), then `ansel adapt --reuse-data --head-lr-factor 100`, 60 steps on the no-first run's synthetic data (900 questions)"),
+    ("SEDAN (a)+(b), head lr x100, cosine", "bi-sedan-head-cosine", "same weights, cosine scoring"),
+])
 p("")
 for name, base in [("bi-sedan", "bi-wikiqa"), ("bi-sedan-head", "bi-wikiqa"), ("bi-sedan-head", "bi-wikiqa-more"),
                    ("bi-sedan-cosine", "bi-wikiqa-cosine"), ("bi-sedan-head-cosine", "bi-wikiqa-cosine"),
@@ -66,28 +74,28 @@ for name, base in [("bi-sedan", "bi-wikiqa"), ("bi-sedan-head", "bi-wikiqa"), ("
 p("")
 
 p("## Cross-encoder before and after adaptation\n")
-p(HEAD)
-p(row("models/minilm-l6-wikiqa", "models/minilm-l6-wikiqa", "WikiQA train"))
-p(row("adapted (synthetic pairs)", "ce-sedan", "then `ansel adapt` on TrecQA text"))
+table([
+    ("models/minilm-l6-wikiqa", "models/minilm-l6-wikiqa", "WikiQA train"),
+    ("adapted (synthetic pairs)", "ce-sedan", "then `ansel adapt` on TrecQA text"),
+])
 a, b = evals.get("models/minilm-l6-wikiqa"), evals.get("ce-sedan")
 if a and b:
     p(f"\nCross-encoder MRR change: {100 * (b['MRR'] - a['MRR']):+.2f} points "
       f"(MAP {100 * (b['MAP'] - a['MAP']):+.2f}).\n")
 
 p("## Ablations (as the paper's Table 5)\n")
-p(HEAD)
-p(row("no fine-tuning + cosine (all-MiniLM-L6-v2 as is)", "minilm-cosine", "none"))
-p(row("domain fine-tuning only (no first stage) + Siamese classifier", "bi-nofirst", "`ansel adapt` from all-MiniLM-L6-v2"))
-p(row("domain fine-tuning only (no first stage) + cosine", "bi-nofirst-cosine", "same weights, cosine"))
-p(row("stage (a) only + cosine", "bi-wikiqa-cosine", "WikiQA weights, cosine"))
-p(row("full fine-tuning (a)+(b) + cosine", "bi-sedan-head-cosine", "bi-sedan-head weights, cosine"))
-p(row("SEDAN (full architecture)", "bi-sedan-head", "(a)+(b), classifier"))
-p(row("full fine-tuning (a)+(b) + cosine, base-filtered data", "bi-sedan-cosine", "bi-sedan weights, cosine"))
-p(row("SEDAN (full architecture), base-filtered data", "bi-sedan", "(a)+(b), classifier"))
+table([
+    ("no fine-tuning + cosine (all-MiniLM-L6-v2 as is)", "minilm-cosine", "none"),
+    ("domain fine-tuning only (no first stage) + Siamese classifier", "bi-nofirst", "`ansel adapt` from all-MiniLM-L6-v2"),
+    ("domain fine-tuning only (no first stage) + cosine", "bi-nofirst-cosine", "same weights, cosine"),
+    ("stage (a) only + cosine", "bi-wikiqa-cosine", "WikiQA weights, cosine"),
+    ("full fine-tuning (a)+(b) + cosine", "bi-sedan-head-cosine", "bi-sedan-head weights, cosine"),
+    ("SEDAN (full architecture)", "bi-sedan-head", "(a)+(b), classifier"),
+    ("full fine-tuning (a)+(b) + cosine, base-filtered data", "bi-sedan-cosine", "bi-sedan weights, cosine"),
+    ("SEDAN (full architecture), base-filtered data", "bi-sedan", "(a)+(b), classifier"),
+])
 p("\nLexical references: ")
-p(HEAD)
-p(row("bm25", "bm25", "none"))
-p(row("wo-rr", "wo-rr", "none"))
+table([("bm25", "bm25", "none"), ("wo-rr", "wo-rr", "none")])
 
 p("\n## Synthetic data (from each adapted model's card)\n")
 p("| model | documents | sentences | passages | generated questions (pairs) | offered to filter | filter | kept questions (pairs) | dropped | used for training: questions (pairs) | held-out dev questions |")

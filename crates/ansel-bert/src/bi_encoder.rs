@@ -127,12 +127,7 @@ impl BiEncoder {
     /// Every trainable parameter: the encoder's (its unused pooler and cross-encoder head get
     /// no gradient and stay as they are) and `head.weight` / `head.bias`.
     pub fn params(&self) -> BTreeMap<String, Tensor> {
-        let mut all: BTreeMap<String, Tensor> = self
-            .encoder
-            .params()
-            .iter()
-            .map(|(n, t)| (n.clone(), t.shallow_clone()))
-            .collect();
+        let mut all = self.encoder.shared_params();
         all.insert("head.weight".into(), self.head_w.shallow_clone());
         all.insert("head.bias".into(), self.head_b.shallow_clone());
         all

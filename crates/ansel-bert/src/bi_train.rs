@@ -14,9 +14,8 @@ use crate::bi_encoder::{
 };
 use crate::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions,
-    RunState, Trainee,
+    RunState, Trainee, Weights,
 };
-use crate::train::load_weights_into;
 use crate::{resolve_base, Encoded, PairTokenizer};
 use ansel_data::{shuffle_seeded, Question};
 use ansel_model::{ModelCard, ModelError, Result};
@@ -99,7 +98,7 @@ fn groups(tok: &PairTokenizer, questions: &[Question], max_len: usize) -> Result
 }
 
 /// Whole questions, in a seeded order, grouped until each batch holds `batch_size` pairs.
-pub fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     shuffle_seeded(&mut order, seed);
     let mut batches = Vec::new();
@@ -141,7 +140,7 @@ fn batch_loss(model: &BiEncoder, pad: i64, data: &[Group], idx: &[usize]) -> (Te
 }
 
 /// Scores every candidate of `questions` (each distinct text encoded once).
-pub fn score_questions(
+fn score_questions(
     model: &BiEncoder,
     tok: &PairTokenizer,
     questions: &[Question],
@@ -198,12 +197,8 @@ struct BiTrainee<'a> {
 }
 
 impl Trainee for BiTrainee<'_> {
-    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
-        question_batches(
-            &self.sizes,
-            self.opts.run.batch_size,
-            self.opts.run.epoch_seed(epoch),
-        )
+    fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+        question_batches(&self.sizes, batch_size, seed)
     }
 
     fn loss(&self, idx: &[usize]) -> (Tensor, usize) {
@@ -227,11 +222,9 @@ impl Trainee for BiTrainee<'_> {
         evaluate_dev(&self.model, &self.tok, &self.dev, self.opts.run.max_len)
     }
 
-    fn save_model(&self, out: &Path) -> Result<()> {
-        self.model
-            .encoder
-            .save(&out.join("model.safetensors"), Kind::Half)?;
-        self.model.save_head(&out.join(HEAD_FILE))
+    fn save(&self, dir: &Path, weights: Weights) -> Result<()> {
+        weights.save_encoder(&self.model.encoder, dir)?;
+        self.model.save_head(&dir.join(HEAD_FILE))
     }
 
     fn write_card(&self, state: &RunState) -> Result<ModelCard> {
@@ -244,15 +237,8 @@ impl Trainee for BiTrainee<'_> {
         )
     }
 
-    fn save_weights(&self, dir: &Path) -> Result<()> {
-        self.model
-            .encoder
-            .save(&dir.join("weights.safetensors"), Kind::Float)?;
-        self.model.save_head(&dir.join(HEAD_FILE))
-    }
-
     fn load_weights(&self, dir: &Path) -> Result<()> {
-        load_weights_into(&self.model.encoder, &dir.join("weights.safetensors"))?;
+        Weights::load_checkpoint_encoder(&self.model.encoder, dir)?;
         let hidden = self.model.encoder.config.hidden_size;
         let (w, b) = BiEncoder::read_head(&dir.join(HEAD_FILE), hidden)?;
         let params = self.model.params();
@@ -473,14 +459,7 @@ mod tests {
         assert!(train_bi_encoder(&again, &questions(), &questions()).is_err());
         again.run.resume = true;
         train_bi_encoder(&again, &questions(), &questions()).unwrap();
-        for file in ["weights.safetensors", HEAD_FILE] {
-            let a = weights(&full.join(CHECKPOINT).join(file));
-            let b = weights(&cut.join(CHECKPOINT).join(file));
-            for (name, t) in &a {
-                let diff = (t - &b[name]).abs().max().double_value(&[]);
-                assert!(diff < 1e-5, "{file} {name} differs by {diff}");
-            }
-        }
+        crate::testing::assert_same_checkpoints(&full, &cut, &["weights.safetensors", HEAD_FILE]);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! - [`BiEncoder`] is SEDAN's Siamese bi-encoder (mean-pooled vectors, classifier on
 //!   `[q ; s ; |q - s|]` or cosine); [`BiEncoderRanker`] serves it, [`bi_train`] trains it,
 //!   [`SentenceVectors`] is cosine top-k over precomputed vectors.
+//! - [`WordEncoder`] runs a sentence encoder on words, each alone: the encoder of
+//!   ansel-vectors' `minilm-encoded` word vectors (`--vectors minilm-encoded`).
 //! - [`run`] is the training loop these trainers share (and ansel-reader's span extractor):
 //!   a trainer implements [`run::Trainee`] and calls [`run::run`].
 
@@ -27,6 +29,7 @@ pub mod run;
 pub mod testing;
 mod tokenize;
 pub mod train;
+mod word_encoder;
 
 pub use bi_encoder::{
     BiEncoder, BiEncoderRanker, BiEncoderSettings, Scoring, SentenceVectors, BI_KIND,
@@ -36,6 +39,7 @@ pub use model::{parameter_shapes, Batch, CrossEncoder};
 pub use plot::training_svg;
 pub use ranker::{encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND};
 pub use tokenize::{Encoded, PairTokenizer};
+pub use word_encoder::WordEncoder;
 
 use ansel_model::{ModelError, Result};
 use std::path::{Path, PathBuf};

@@ -255,6 +255,15 @@ impl CrossEncoder {
         &self.params
     }
 
+    /// [`CrossEncoder::params`] as new handles on the same storage: an optimizer group, or
+    /// the encoder's part of a bigger model's parameters.
+    pub fn shared_params(&self) -> BTreeMap<String, Tensor> {
+        self.params
+            .iter()
+            .map(|(n, t)| (n.clone(), t.shallow_clone()))
+            .collect()
+    }
+
     /// Switches gradient tracking of every parameter on or off.
     pub fn set_requires_grad(&mut self, on: bool) {
         for t in self.params.values_mut() {

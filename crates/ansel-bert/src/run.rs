@@ -11,12 +11,12 @@
 //! and card are written. The module is public so that trainers in other crates (ansel-reader's
 //! span extractor) run the same loop.
 
-use crate::training_svg;
+use crate::{training_svg, CrossEncoder};
 use ansel_data::Question;
 use ansel_eval::{evaluate, Filter};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{write_atomic, ModelCard, ModelError, Result, TrainingRecord};
-use ansel_torch::tch::Tensor;
+use ansel_torch::tch::{Kind, Tensor};
 use ansel_torch::{clip_gradients, zero_gradients, AdamW, WarmupLinear};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,9 +57,10 @@ impl RunState {
 
 /// The model-specific parts of a training run.
 pub trait Trainee {
-    /// The micro-batches of `epoch` (0-based), as lists of example indices; a function of
-    /// the seed and the epoch, so that a resumed epoch sees the same order.
-    fn batches(&self, epoch: usize) -> Vec<Vec<usize>>;
+    /// The micro-batches of one epoch, as lists of example indices, of about `batch_size`
+    /// examples (the run's) in an order drawn from `seed` (the epoch's,
+    /// [`RunOptions::epoch_seed`]), so that a resumed epoch sees the same order.
+    fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>>;
     /// The training-mode loss of one micro-batch and the number of pairs it holds.
     fn loss(&self, batch: &[usize]) -> (Tensor, usize);
     /// The parameters, in groups that each learn at the schedule's rate times a factor.
@@ -76,14 +77,41 @@ pub trait Trainee {
     fn writes_plot(&self) -> bool {
         true
     }
-    /// Writes the weights to keep (the model directory's own files) into `out`.
-    fn save_model(&self, out: &Path) -> Result<()>;
+    /// Writes the weights into `dir`: the weights to keep, as the model directory's own files
+    /// ([`Weights::Model`]), or a checkpoint's full-precision ones ([`Weights::Checkpoint`]).
+    fn save(&self, dir: &Path, weights: Weights) -> Result<()>;
     /// Writes the model card for the run as it stands.
     fn write_card(&self, state: &RunState) -> Result<ModelCard>;
-    /// Writes the full-precision weights of a checkpoint into `dir`.
-    fn save_weights(&self, dir: &Path) -> Result<()>;
-    /// Reads back what [`Trainee::save_weights`] wrote.
+    /// Reads back the checkpoint weights [`Trainee::save`] wrote into `dir`.
     fn load_weights(&self, dir: &Path) -> Result<()>;
+}
+
+/// Which weights [`Trainee::save`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    /// The weights kept, in the model directory: the encoder in fp16 (`model.safetensors`,
+    /// what the rankers load).
+    Model,
+    /// A checkpoint's: the encoder in fp32 (`weights.safetensors`), exact for resuming.
+    Checkpoint,
+}
+
+/// The encoder's file in a checkpoint.
+const CHECKPOINT_ENCODER: &str = "weights.safetensors";
+
+impl Weights {
+    /// Writes a trainee's encoder into `dir` as these weights.
+    pub fn save_encoder(self, encoder: &CrossEncoder, dir: &Path) -> Result<()> {
+        match self {
+            Weights::Model => encoder.save(&dir.join("model.safetensors"), Kind::Half),
+            Weights::Checkpoint => encoder.save(&dir.join(CHECKPOINT_ENCODER), Kind::Float),
+        }
+    }
+
+    /// Reads the encoder of the checkpoint in `dir` back into `encoder`.
+    pub fn load_checkpoint_encoder(encoder: &CrossEncoder, dir: &Path) -> Result<()> {
+        crate::train::load_weights_into(encoder, &dir.join(CHECKPOINT_ENCODER))
+    }
 }
 
 /// The options every transformer training run shares (cross-encoder, bi-encoder, span
@@ -305,7 +333,7 @@ fn all_params(groups: &[(BTreeMap<String, Tensor>, f64)]) -> BTreeMap<String, Te
 fn save_checkpoint<T: Trainee>(dir: &Path, task: &T, adam: &AdamW, state: &RunState) -> Result<()> {
     // Written into a fresh directory swapped in whole, so a kill leaves the old or the new one.
     ansel_model::replace_dir(dir, |d| {
-        task.save_weights(d)?;
+        task.save(d, Weights::Checkpoint)?;
         adam.save(&d.join(OPTIMIZER))?;
         let json = serde_json::to_vec_pretty(state).expect("state serializes");
         write_atomic(&d.join(STATE), &json)
@@ -375,7 +403,7 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
         && !state.stopped
         && state.opt_step < total_steps
     {
-        let batches = task.batches(state.epoch);
+        let batches = task.batches(opts.run.batch_size, opts.run.epoch_seed(state.epoch));
         let (mut step_loss, mut step_pairs, mut micro) = (0.0, 0usize, 0usize);
         while state.batches_done < batches.len() {
             let (loss, n) = task.loss(&batches[state.batches_done]);
@@ -457,7 +485,7 @@ pub fn run<T: Trainee>(task: &T, opts: &LoopOptions) -> Result<ModelCard> {
                 state.train_seconds = elapsed();
                 if better {
                     state.best_metrics = metrics;
-                    task.save_model(out)?;
+                    task.save(out, Weights::Model)?;
                     task.write_card(&state)?;
                 }
                 if state.early.should_stop() {
@@ -559,9 +587,9 @@ mod tests {
     }
 
     impl Trainee for Line {
-        fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
+        fn batches(&self, _batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
             let mut order: Vec<usize> = (0..X.len()).collect();
-            ansel_data::shuffle_seeded(&mut order, 11 + epoch as u64);
+            ansel_data::shuffle_seeded(&mut order, seed);
             order.chunks(self.batch).map(<[usize]>::to_vec).collect()
         }
 
@@ -596,8 +624,12 @@ mod tests {
             )]))
         }
 
-        fn save_model(&self, out: &Path) -> Result<()> {
-            ansel_torch::write_tensors(&out.join("model.safetensors"), &self.tensors())
+        fn save(&self, dir: &Path, weights: Weights) -> Result<()> {
+            let file = match weights {
+                Weights::Model => "model.safetensors",
+                Weights::Checkpoint => "weights.safetensors",
+            };
+            ansel_torch::write_tensors(&dir.join(file), &self.tensors())
         }
 
         fn write_card(&self, state: &RunState) -> Result<ModelCard> {
@@ -616,10 +648,6 @@ mod tests {
             });
             card.write(&self.out)?;
             Ok(card)
-        }
-
-        fn save_weights(&self, dir: &Path) -> Result<()> {
-            ansel_torch::write_tensors(&dir.join("weights.safetensors"), &self.tensors())
         }
 
         fn load_weights(&self, dir: &Path) -> Result<()> {

@@ -88,3 +88,19 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Asserts that two runs' checkpoints (`OUT/checkpoint/FILE` for each of `files`) hold the
+/// same tensors to 1e-5: a run killed and resumed against an uninterrupted one.
+pub fn assert_same_checkpoints(a: &Path, b: &Path, files: &[&str]) {
+    for file in files {
+        let read = |out: &Path| {
+            ansel_torch::read_tensors(&out.join(crate::run::CHECKPOINT).join(file)).unwrap()
+        };
+        let (x, y) = (read(a), read(b));
+        assert_eq!(x.len(), y.len(), "{file}: tensor counts differ");
+        for (name, t) in &x {
+            let diff = (t - &y[name]).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "{file} {name} differs by {diff}");
+        }
+    }
+}

@@ -13,7 +13,7 @@ use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
 pub use crate::run::RunOptions;
 pub(crate) use crate::run::RunState;
 use crate::run::{
-    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee,
+    dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, Trainee, Weights,
 };
 /// Shared with other trainers built on the encoder (e.g. ansel-reader's span extractor).
 pub use crate::run::{machine, round};
@@ -180,12 +180,8 @@ struct CrossTrainee<'a> {
 }
 
 impl Trainee for CrossTrainee<'_> {
-    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
-        bucketed_batches(
-            &self.lengths,
-            self.opts.run.batch_size,
-            self.opts.run.epoch_seed(epoch),
-        )
+    fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+        bucketed_batches(&self.lengths, batch_size, seed)
     }
 
     fn loss(&self, idx: &[usize]) -> (Tensor, usize) {
@@ -197,12 +193,7 @@ impl Trainee for CrossTrainee<'_> {
     }
 
     fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)> {
-        let params = self.model.params();
-        let all = params
-            .iter()
-            .map(|(n, t)| (n.clone(), t.shallow_clone()))
-            .collect();
-        vec![(all, 1.0)]
+        vec![(self.model.shared_params(), 1.0)]
     }
 
     fn evaluate(&self) -> Result<BTreeMap<String, f64>> {
@@ -211,8 +202,8 @@ impl Trainee for CrossTrainee<'_> {
         }))
     }
 
-    fn save_model(&self, out: &Path) -> Result<()> {
-        self.model.save(&out.join("model.safetensors"), Kind::Half)
+    fn save(&self, dir: &Path, weights: Weights) -> Result<()> {
+        weights.save_encoder(&self.model, dir)
     }
 
     fn write_card(&self, state: &RunState) -> Result<ModelCard> {
@@ -224,13 +215,8 @@ impl Trainee for CrossTrainee<'_> {
         )
     }
 
-    fn save_weights(&self, dir: &Path) -> Result<()> {
-        self.model
-            .save(&dir.join("weights.safetensors"), Kind::Float)
-    }
-
     fn load_weights(&self, dir: &Path) -> Result<()> {
-        load_weights_into(&self.model, &dir.join("weights.safetensors"))
+        Weights::load_checkpoint_encoder(&self.model, dir)
     }
 }
 
@@ -284,7 +270,7 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
 }
 
 /// Copies saved weights (Hugging Face names, with or without `bert.`) into `model`.
-pub fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
+pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
     let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -462,12 +448,7 @@ pub(crate) mod tests {
         assert!(train(&again, &questions(), &questions()).is_err());
         again.run.resume = true;
         train(&again, &questions(), &questions()).unwrap();
-        let a = weights(&full.join(CHECKPOINT).join("weights.safetensors"));
-        let b = weights(&cut.join(CHECKPOINT).join("weights.safetensors"));
-        for (name, t) in &a {
-            let diff = (t - &b[name]).abs().max().double_value(&[]);
-            assert!(diff < 1e-5, "{name} differs by {diff}");
-        }
+        crate::testing::assert_same_checkpoints(&full, &cut, &["weights.safetensors"]);
     }
 
     #[test]

@@ -24,11 +24,11 @@ use crate::train::Prepared;
 use crate::KIND;
 use ansel_bert::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions,
-    RunState, Trainee,
+    RunState, Trainee, Weights,
 };
 use ansel_data::{shuffle_seeded, Question};
 use ansel_model::{ModelCard, ModelError, Result};
-use ansel_torch::tch::{self, nn, Device, Kind, Tensor};
+use ansel_torch::tch::{self, nn, Device, Tensor};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -73,7 +73,7 @@ impl EndToEndOptions {
 
 /// Packs whole questions (in a seeded random order) into micro-batches of at most
 /// `pairs_per_batch` candidates; a question larger than that is a micro-batch alone.
-pub fn question_batches(sizes: &[usize], pairs_per_batch: usize, seed: u64) -> Vec<Vec<usize>> {
+fn question_batches(sizes: &[usize], pairs_per_batch: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     shuffle_seeded(&mut order, seed);
     let mut batches = Vec::new();
@@ -124,12 +124,8 @@ impl EndToEnd<'_> {
 }
 
 impl Trainee for EndToEnd<'_> {
-    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
-        question_batches(
-            &self.sizes,
-            self.opts.run.batch_size,
-            self.opts.run.epoch_seed(epoch),
-        )
+    fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+        question_batches(&self.sizes, batch_size, seed)
     }
 
     fn loss(&self, batch: &[usize]) -> (Tensor, usize) {
@@ -150,13 +146,7 @@ impl Trainee for EndToEnd<'_> {
     }
 
     fn groups(&self) -> Vec<(BTreeMap<String, Tensor>, f64)> {
-        let encoder = self
-            .encoder
-            .model()
-            .params()
-            .iter()
-            .map(|(n, t)| (n.clone(), t.shallow_clone()))
-            .collect();
+        let encoder = self.encoder.model().shared_params();
         let head = ansel_torch::trainable(&self.vs)
             .into_iter()
             .map(|(n, t)| (format!("{HEAD_PREFIX}{n}"), t))
@@ -175,12 +165,17 @@ impl Trainee for EndToEnd<'_> {
         })
     }
 
-    fn save_model(&self, out: &Path) -> Result<()> {
-        self.encoder
-            .model()
-            .save(&out.join("model.safetensors"), Kind::Half)?;
-        ansel_torch::write_tensors(&out.join(HEAD_FILE), &self.head_tensors())?;
-        self.mass.write(&out.join(WordMass::FILE))
+    fn save(&self, dir: &Path, weights: Weights) -> Result<()> {
+        weights.save_encoder(self.encoder.model(), dir)?;
+        match weights {
+            Weights::Model => {
+                ansel_torch::write_tensors(&dir.join(HEAD_FILE), &self.head_tensors())?;
+                self.mass.write(&dir.join(WordMass::FILE))
+            }
+            Weights::Checkpoint => {
+                ansel_torch::write_tensors(&dir.join(CHECKPOINT_HEAD), &self.head_tensors())
+            }
+        }
     }
 
     fn write_card(&self, state: &RunState) -> Result<ModelCard> {
@@ -210,18 +205,8 @@ impl Trainee for EndToEnd<'_> {
         )
     }
 
-    fn save_weights(&self, dir: &Path) -> Result<()> {
-        self.encoder
-            .model()
-            .save(&dir.join("weights.safetensors"), Kind::Float)?;
-        ansel_torch::write_tensors(&dir.join(CHECKPOINT_HEAD), &self.head_tensors())
-    }
-
     fn load_weights(&self, dir: &Path) -> Result<()> {
-        ansel_bert::train::load_weights_into(
-            self.encoder.model(),
-            &dir.join("weights.safetensors"),
-        )?;
+        Weights::load_checkpoint_encoder(self.encoder.model(), dir)?;
         let path = dir.join(CHECKPOINT_HEAD);
         let saved = ansel_torch::read_tensors(&path)?;
         tch::no_grad(|| {
@@ -520,7 +505,12 @@ mod tests {
             let diff = (a - b.detach()).abs().max().double_value(&[]);
             assert!(diff < 5e-3, "differ by {diff}");
         }
-        for (a, b) in frozen.logits.iter().zip(&live.logits) {
+        // The live logits carry gradient and come back in input order, as the frozen ones.
+        use crate::features::PairLogits;
+        assert!(matches!(&frozen.logits, PairLogits::Fixed(_)));
+        assert!(matches!(&live.logits, PairLogits::Live(t) if t.requires_grad()));
+        assert_eq!(live.logits.len(), pairs.len());
+        for (a, b) in frozen.logits.values().iter().zip(&live.logits.values()) {
             assert!((a - b).abs() < 1e-5);
         }
     }
@@ -550,15 +540,11 @@ mod tests {
         );
         again.run.resume = true;
         train_end_to_end(&again, &questions(), &questions()).unwrap();
-        for file in ["weights.safetensors", CHECKPOINT_HEAD] {
-            let a = weights(&full.join("checkpoint").join(file));
-            let b = weights(&cut.join("checkpoint").join(file));
-            assert_eq!(a.len(), b.len());
-            for (name, t) in &a {
-                let diff = (t - &b[name]).abs().max().double_value(&[]);
-                assert!(diff < 1e-5, "{file} {name} differs by {diff}");
-            }
-        }
+        ansel_bert::testing::assert_same_checkpoints(
+            &full,
+            &cut,
+            &["weights.safetensors", CHECKPOINT_HEAD],
+        );
         assert_eq!(RunState::read(&cut.join("checkpoint")).unwrap().opt_step, 4);
     }
 

@@ -63,14 +63,53 @@ impl WordMass {
     }
 }
 
+/// The base cross-encoder's logits of a [`PairSet`]: numbers for frozen or cached features,
+/// a tensor that carries gradient into the encoder for live encoding.
+pub enum PairLogits {
+    /// Frozen ([`PairEncoder::encode`]) or read from the cache ([`PairSet::load`]).
+    Fixed(Vec<f32>),
+    /// Live ([`PairEncoder::encode_live`]): `[pairs]`, in the encoder's graph.
+    Live(Tensor),
+}
+
+impl PairLogits {
+    pub fn len(&self) -> usize {
+        match self {
+            PairLogits::Fixed(v) => v.len(),
+            PairLogits::Live(t) => t.size()[0] as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The logits as numbers.
+    pub fn values(&self) -> Vec<f32> {
+        match self {
+            PairLogits::Fixed(v) => v.clone(),
+            PairLogits::Live(t) => {
+                Vec::<f32>::try_from(&t.detach().to_kind(Kind::Float)).expect("a float tensor")
+            }
+        }
+    }
+
+    /// The logits as a `[pairs]` tensor (the live one itself, gradient and all).
+    pub fn tensor(&self) -> Tensor {
+        match self {
+            PairLogits::Fixed(v) => Tensor::from_slice(v),
+            PairLogits::Live(t) => t.shallow_clone(),
+        }
+    }
+}
+
 /// Features of many (question, sentence) pairs, in input order. Word vectors of all pairs
 /// are stacked; pair `i` owns rows `q_off[i]..q_off[i + 1]` of `q_vecs` (likewise `s_*`).
 pub struct PairSet {
     pub pooled: Tensor,
-    pub logits: Vec<f32>,
-    /// The logits as a tensor that carries gradient into the encoder (live encoding only;
-    /// a head with `residual` adds them to its output).
-    pub live_logits: Option<Tensor>,
+    /// The base cross-encoder's logit of every pair (a head with `residual` adds them to its
+    /// output).
+    pub logits: PairLogits,
     pub q_vecs: Tensor,
     pub q_off: Vec<usize>,
     pub q_words: Vec<Vec<String>>,
@@ -119,7 +158,10 @@ impl PairSet {
             |v: &[usize]| Tensor::from_slice(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
         let tensors = vec![
             ("pooled".to_string(), self.pooled.to_kind(Kind::Half)),
-            ("logits".to_string(), Tensor::from_slice(&self.logits)),
+            (
+                "logits".to_string(),
+                Tensor::from_slice(&self.logits.values()),
+            ),
             ("q_vecs".to_string(), self.q_vecs.to_kind(Kind::Half)),
             ("q_off".to_string(), off(&self.q_off)),
             ("s_vecs".to_string(), self.s_vecs.to_kind(Kind::Half)),
@@ -172,8 +214,9 @@ impl PairSet {
         };
         let set = PairSet {
             pooled: take("pooled")?.to_kind(Kind::Float),
-            logits: Vec::<f32>::try_from(&take("logits")?).map_err(ansel_torch::backend)?,
-            live_logits: None,
+            logits: PairLogits::Fixed(
+                Vec::<f32>::try_from(&take("logits")?).map_err(ansel_torch::backend)?,
+            ),
             q_vecs: take("q_vecs")?.to_kind(Kind::Float),
             q_off: offsets(take("q_off")?),
             s_vecs: take("s_vecs")?.to_kind(Kind::Float),
@@ -181,7 +224,7 @@ impl PairSet {
             q_words: words.q,
             s_words: words.s,
         };
-        let n = set.logits.len();
+        let n = set.len();
         if set.q_off.len() != n + 1 || set.s_off.len() != n + 1 || set.q_words.len() != n {
             return Err(ModelError::Format {
                 path,
@@ -334,7 +377,9 @@ impl PairEncoder {
         let train = matches!(mode, Mode::Live { train: true });
         let mut pooled: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
         let mut logits = vec![0f32; n];
-        let mut live_logits: Vec<Option<Tensor>> = (0..n).map(|_| None).collect();
+        // Each batch's logit tensor, batches in `order`: live logits are put back in input
+        // order from these at the end.
+        let mut batch_logits: Vec<Tensor> = Vec::new();
         let mut q_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut s_parts: Vec<Option<(Tensor, Vec<String>)>> = (0..n).map(|_| None).collect();
         let mut order: Vec<usize> = (0..n).collect();
@@ -364,10 +409,8 @@ impl PairEncoder {
                 ));
                 pooled[i] = Some(f16_if(pool.get(row as i64), round));
                 logits[i] = logit[row];
-                if !round {
-                    live_logits[i] = Some(logit_t.get(row as i64));
-                }
             }
+            batch_logits.push(logit_t);
             done += chunk.len();
             progress(done);
         }
@@ -388,11 +431,22 @@ impl PairEncoder {
         }
         let (q_vecs, q_off, q_words) = unwrap(q_parts);
         let (s_vecs, s_off, s_words) = unwrap(s_parts);
-        let live_logits: Vec<Tensor> = live_logits.into_iter().flatten().collect();
+        let logits = match mode {
+            Mode::Frozen => PairLogits::Fixed(logits),
+            Mode::Live { .. } => {
+                // Row `order[r]` of the batches' concatenation is pair `order[r]`'s logit.
+                let mut row_of = vec![0i64; n];
+                for (r, &i) in order.iter().enumerate() {
+                    row_of[i] = r as i64;
+                }
+                PairLogits::Live(
+                    Tensor::cat(&batch_logits, 0).index_select(0, &Tensor::from_slice(&row_of)),
+                )
+            }
+        };
         Ok(PairSet {
             pooled: Tensor::stack(&pooled, 0),
             logits,
-            live_logits: (!round && live_logits.len() == n).then(|| Tensor::stack(&live_logits, 0)),
             q_vecs,
             q_off,
             q_words,

@@ -24,7 +24,7 @@ pub mod split;
 pub mod train;
 
 pub use end_to_end::{train_end_to_end, EndToEndOptions};
-pub use features::{PairEncoder, PairSet, QuestionGraph, WordMass};
+pub use features::{PairEncoder, PairLogits, PairSet, QuestionGraph, WordMass};
 pub use head::{Head, HeadConfig, NodeBatch};
 pub use ot::{align, sinkhorn_log, Alignment, OtOptions};
 pub use ranker::{relative_to, CassieRanker, CassieSettings, Explanation, HEAD_FILE};

@@ -225,6 +225,7 @@ fn align_chunk(set: &PairSet, ids: &[usize], mass: &WordMass, opts: &OtOptions) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::PairLogits;
     use ansel_torch::tch::Device;
 
     #[test]
@@ -273,8 +274,7 @@ mod tests {
         let s = Tensor::from_slice(&[1f32, 0.0, 5.0, 5.0, 0.0, 1.0, -4.0, 6.0]).view([4, 2]);
         PairSet {
             pooled: Tensor::zeros([1, 2], (Kind::Float, Device::Cpu)),
-            logits: vec![0.0],
-            live_logits: None,
+            logits: PairLogits::Fixed(vec![0.0]),
             q_vecs: q,
             q_off: vec![0, 2],
             q_words: vec![vec!["x".into(), "y".into()]],
@@ -327,8 +327,7 @@ mod tests {
         );
         let two = PairSet {
             pooled: Tensor::zeros([2, 2], (Kind::Float, Device::Cpu)),
-            logits: vec![0.0, 0.0],
-            live_logits: None,
+            logits: PairLogits::Fixed(vec![0.0, 0.0]),
             q_vecs: long_q,
             q_off: vec![0, 2, 5],
             q_words: vec![vec!["x".into(), "y".into()], vec!["a".into(); 3]],

@@ -57,10 +57,7 @@ impl Prepared {
             pooled: with_pad(&split.pairs.pooled),
             ot_cost: with_pad(&alignment.ot_cost),
             mean_cost: with_pad(&alignment.mean_cost),
-            logit: with_pad(&split.pairs.live_logits.as_ref().map_or_else(
-                || Tensor::from_slice(&split.pairs.logits),
-                Tensor::shallow_clone,
-            )),
+            logit: with_pad(&split.pairs.logits.tensor()),
         };
         let mut nodes = Vec::new();
         let mut labels = Vec::new();

@@ -18,6 +18,7 @@ mod layers;
 mod nets;
 mod ranker;
 mod train;
+mod vectors;
 mod vocab;
 
 pub use batch::{Distill, Limits};

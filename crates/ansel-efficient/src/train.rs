@@ -242,7 +242,7 @@ pub fn train(
 }
 
 /// Root-mean-square component of encoded or reduced vectors: about GloVe 50d's (see
-/// [`ansel_vectors::encoded::pca`]).
+/// [`crate::vectors::pca`]).
 const VECTOR_RMS: f64 = 0.7;
 
 /// The width of the GloVe part of `glove+minilm-encoded` (GloVe 6B 50d).
@@ -265,7 +265,12 @@ fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Res
             std::iter::once(&question.text).chain(question.candidates.iter().map(|c| &c.text));
         words.extend(texts.flat_map(|t| ansel_text::words(t)));
     }
-    let vectors = source.load_for(&opts.models_dir, &words, opts.vector_cache.as_deref())?;
+    let vectors = source.load_for(
+        &opts.models_dir,
+        &words,
+        opts.vector_cache.as_deref(),
+        ansel_bert::WordEncoder::load,
+    )?;
     let reduced = match opts.vector_dim {
         Some(dim) => {
             // Only the rows the vocabulary can hold, common words first.
@@ -280,9 +285,9 @@ fn load_vectors(opts: &TrainOptions, data: &[&[Question]]) -> ansel_vectors::Res
                 }
             }
             let table = WordVectors::new(kept, vectors.dim(), rows)?;
-            ansel_vectors::encoded::pca(&table, dim, VECTOR_RMS)?
+            crate::vectors::pca(&table, dim, VECTOR_RMS)?
         }
-        None => ansel_vectors::encoded::rescaled(&vectors, VECTOR_RMS)?,
+        None => crate::vectors::rescaled(&vectors, VECTOR_RMS)?,
     };
     if source == VectorSource::GloveMinilmEncoded {
         let glove = VectorSource::Glove.load(&opts.models_dir)?;

@@ -159,15 +159,26 @@ fn every_architecture_and_loss_fits_the_toy_questions_and_reloads() {
     }
 }
 
+/// The toy questions, their vectors, a fresh folder and a model path in it.
+fn toy_run() -> (
+    Vec<Question>,
+    WordVectors,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    let data = toy();
+    let vectors = vectors(&data);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model");
+    (data, vectors, dir, out)
+}
+
 #[test]
 fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
     let _serial = serial();
     // Padding must not leak into a question's scores, through the BiRNN's
     // backward pass in particular.
-    let data = toy();
-    let vectors = vectors(&data);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("model");
+    let (data, vectors, _dir, out) = toy_run();
     let mut opts = options(
         Architecture::Cosinenet,
         Loss::Listwise,
@@ -186,21 +197,21 @@ fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
     }
 }
 
+/// The error of `--resume` into `out`, whose work directory holds no complete run.
+fn resume_error(out: &std::path::Path) -> String {
+    let data = toy();
+    let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, out);
+    opts.resume = true;
+    train_with_vectors(&opts, None, &data, &data)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn resuming_without_a_run_is_a_clear_error() {
     let _serial = serial();
-    let data = toy();
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::None,
-        &dir.path().join("m"),
-    );
-    opts.resume = true;
-    let err = train_with_vectors(&opts, None, &data, &data)
-        .unwrap_err()
-        .to_string();
+    let err = resume_error(&dir.path().join("m"));
     assert!(
         err.contains("state.json") && err.contains("nothing to resume"),
         "{err}"
@@ -210,10 +221,7 @@ fn resuming_without_a_run_is_a_clear_error() {
 #[test]
 fn a_resumed_run_continues_from_its_last_epoch() {
     let _serial = serial();
-    let data = toy();
-    let vectors = vectors(&data);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("model");
+    let (data, vectors, dir, out) = toy_run();
     let mut opts = options(Architecture::Relcnn, Loss::Listwise, RnnKind::None, &out);
     opts.epochs = 2;
     opts.keep_checkpoint = true;
@@ -326,17 +334,11 @@ fn killed_after_an_epoch_and_resumed_trains_the_same_weights_as_an_uninterrupted
 #[test]
 fn a_work_directory_without_saved_moments_is_refused_by_name() {
     let _serial = serial();
-    let data = toy();
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("model");
     let work = dir.path().join("model.training");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("state.json"), "{}").unwrap();
-    let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
-    opts.resume = true;
-    let err = train_with_vectors(&opts, None, &data, &data)
-        .unwrap_err()
-        .to_string();
+    let err = resume_error(&dir.path().join("model"));
     assert!(
         err.contains("state.json") && err.contains("moments"),
         "{err}"
@@ -374,16 +376,11 @@ fn the_recipe_of_a_saved_model_is_read_back_from_its_card() {
     assert!(TrainOptions::from_card(&card, "t", "d", out).is_err());
 }
 
-/// `--vectors minilm-encoded` with a tiny random BERT standing in for all-MiniLM-L6-v2: the
-/// model bundles, for every word of its vocabulary, the encoder's output for that word alone
-/// (times one scale factor), and loads and scores with the encoder gone.
-#[test]
-fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
-    let _serial = serial();
-    let data = toy();
-    let dir = tempfile::tempdir().unwrap();
-    let models = dir.path().join("models");
-    let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
+/// A vector-package folder `dir/models` whose `all-minilm-l6-v2` is a tiny random BERT (with
+/// the `vocab.txt` the encoded sources take their common words from).
+fn tiny_minilm_package(dir: &std::path::Path) -> std::path::PathBuf {
+    let models = dir.join("models");
+    let base = ansel_bert::testing::tiny_base(dir, 0.0);
     let encoder_dir = models.join("all-minilm-l6-v2");
     std::fs::create_dir_all(&models).unwrap();
     std::fs::rename(&base, &encoder_dir).unwrap();
@@ -392,6 +389,19 @@ fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
         ansel_bert::testing::TINY_WORDS.join("\n"),
     )
     .unwrap();
+    models
+}
+
+/// `--vectors minilm-encoded` with a tiny random BERT standing in for all-MiniLM-L6-v2: the
+/// model bundles, for every word of its vocabulary, the encoder's output for that word alone
+/// (times one scale factor), and loads and scores with the encoder gone.
+#[test]
+fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
+    let _serial = serial();
+    let data = toy();
+    let dir = tempfile::tempdir().unwrap();
+    let models = tiny_minilm_package(dir.path());
+    let encoder_dir = models.join("all-minilm-l6-v2");
     let out = dir.path().join("model");
     let mut opts = options(
         Architecture::Cosinenet,
@@ -427,7 +437,8 @@ fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
         .expect("bundled embedding rows");
     assert_eq!(table.size(), [vocab.len() as i64, 16]);
     let words: Vec<String> = vocab[2..].to_vec();
-    let (encoded, _) = ansel_vectors::encoded::encoded_vectors(&encoder_dir, &words, None).unwrap();
+    let encoder = ansel_bert::WordEncoder::load(&encoder_dir).unwrap();
+    let (encoded, _) = ansel_vectors::encoded::encoded_vectors(&encoder, &words, None).unwrap();
     let mut factor = None;
     for (i, word) in vocab.iter().enumerate().skip(2) {
         let row = Vec::<f32>::try_from(table.get(i as i64)).unwrap();
@@ -454,15 +465,7 @@ fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
     let _serial = serial();
     let data = toy();
     let dir = tempfile::tempdir().unwrap();
-    let models = dir.path().join("models");
-    let base = ansel_bert::testing::tiny_base(dir.path(), 0.0);
-    std::fs::create_dir_all(&models).unwrap();
-    std::fs::rename(&base, models.join("all-minilm-l6-v2")).unwrap();
-    std::fs::write(
-        models.join("all-minilm-l6-v2/vocab.txt"),
-        ansel_bert::testing::TINY_WORDS.join("\n"),
-    )
-    .unwrap();
+    let models = tiny_minilm_package(dir.path());
     let out = dir.path().join("model");
     let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
     opts.epochs = 1;

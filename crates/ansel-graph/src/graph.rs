@@ -404,24 +404,36 @@ pub fn training_graph(
 mod tests {
     use super::*;
 
-    fn rows() -> (Vec<Row>, Vec<f32>, Vec<bool>) {
-        // Row 0: 3 nodes, row 1: 3 nodes.
-        (
-            vec![Row { start: 0, len: 3 }, Row { start: 3, len: 3 }],
-            vec![0.95, 0.2, 0.5, 0.97, 0.92, 0.1],
-            vec![true, false, false, true, false, false],
-        )
+    /// Two stored training rows of 3 nodes each.
+    struct Stored {
+        rows: Vec<Row>,
+        features: Vec<f32>,
+        labels: Vec<bool>,
+    }
+
+    impl Stored {
+        fn train(&self) -> TrainingRows<'_> {
+            TrainingRows {
+                rows: &self.rows,
+                features: &self.features,
+                labels: &self.labels,
+                answers: None,
+            }
+        }
+    }
+
+    fn rows() -> Stored {
+        Stored {
+            rows: vec![Row { start: 0, len: 3 }, Row { start: 3, len: 3 }],
+            features: vec![0.95, 0.2, 0.5, 0.97, 0.92, 0.1],
+            labels: vec![true, false, false, true, false, false],
+        }
     }
 
     #[test]
     fn intra_edges_join_the_top_candidates_above_the_threshold() {
-        let (r, f, l) = rows();
-        let train = TrainingRows {
-            rows: &r,
-            features: &f,
-            labels: &l,
-            answers: None,
-        };
+        let stored = rows();
+        let train = stored.train();
         let params = GraphParams {
             k_intra: 2,
             th_intra: 0.3,
@@ -434,13 +446,8 @@ mod tests {
 
     #[test]
     fn variants_pick_training_answers_by_label() {
-        let (r, f, l) = rows();
-        let train = TrainingRows {
-            rows: &r,
-            features: &f,
-            labels: &l,
-            answers: None,
-        };
+        let stored = rows();
+        let train = stored.train();
         let base = GraphParams {
             k_intra: 1,
             th_intra: 0.5,

@@ -89,6 +89,23 @@ struct StoredRows {
     neighbours: Vec<Vec<(usize, f32)>>,
 }
 
+impl StoredRows {
+    /// The graph over the stored training rows (`answers`: their answer vectors, for
+    /// inter-row edges by answer similarity).
+    fn training_graph(&self, answers: Option<&[f32]>, params: &GraphParams) -> Graph {
+        graph::training_graph(
+            &TrainingRows {
+                rows: &self.rows,
+                features: &self.features,
+                labels: &self.labels,
+                answers,
+            },
+            &self.neighbours,
+            params,
+        )
+    }
+}
+
 /// A uniform number in [0, 1) from a (question, candidate) text pair: RI features, the same
 /// for a pair wherever it is seen.
 pub fn random_feature(question: &str, candidate: &str) -> f32 {
@@ -352,16 +369,7 @@ pub fn build(
         })?),
     };
     stored.neighbours = search.top_k_batch(&train.vectors, params.k_rows, true);
-    let graph = graph::training_graph(
-        &TrainingRows {
-            rows: &stored.rows,
-            features: &stored.features,
-            labels: &stored.labels,
-            answers: answers.as_deref(),
-        },
-        &stored.neighbours,
-        params,
-    );
+    let graph = stored.training_graph(answers.as_deref(), params);
     let degrees = graph.degrees();
     let config = EqagConfig {
         base: base.to_string(),
@@ -661,16 +669,7 @@ impl Eqag {
         } else {
             None
         };
-        let graph = graph::training_graph(
-            &TrainingRows {
-                rows: &stored.rows,
-                features: &stored.features,
-                labels: &stored.labels,
-                answers: answers.as_deref(),
-            },
-            &stored.neighbours,
-            &config.graph,
-        );
+        let graph = stored.training_graph(answers.as_deref(), &config.graph);
         let degrees = graph.degrees();
         let x = features::interleave(&stored.features, &stored.extra);
         Ok(Eqag {

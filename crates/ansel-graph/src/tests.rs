@@ -118,35 +118,56 @@ fn fitted(variant: Variant, random_init: bool) -> (Eqag, Prepared) {
     fitted_by(variant, random_init, InterBy::Row)
 }
 
+/// A model over `train` before fitting (sigmoid node feature, 8-d question vectors; the base
+/// and encoder names are only recorded).
+fn built(
+    train: &Prepared,
+    params: &GraphParams,
+    random_init: bool,
+    columns: &[String],
+) -> Result<Eqag> {
+    build(
+        train,
+        params,
+        Feature::Sigmoid,
+        random_init,
+        "b",
+        false,
+        "e",
+        8,
+        columns,
+    )
+}
+
+/// The small GCN the fitting tests train: `epochs` epochs, dev checked every 10.
+fn fit_options(epochs: usize, fit_on_dev: bool) -> FitOptions {
+    FitOptions {
+        hidden: 4,
+        root: true,
+        lr: 0.05,
+        epochs,
+        eval_every: 10,
+        patience: 5,
+        min_epochs: 0,
+        fit_on_dev,
+        seed: 7,
+    }
+}
+
 fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, Prepared) {
     let train = synthetic(60, 1, "t");
     let dev = synthetic(15, 2, "d");
-    let mut model = build(
+    let mut model = built(
         &train,
         &GraphParams {
             inter_by,
             ..params(variant)
         },
-        Feature::Sigmoid,
         random_init,
-        "base",
-        false,
-        "enc",
-        8,
         &[],
     )
     .unwrap();
-    let opts = FitOptions {
-        hidden: 4,
-        root: true,
-        lr: 0.05,
-        epochs: 30,
-        eval_every: 10,
-        patience: 5,
-        min_epochs: 0,
-        fit_on_dev: false,
-        seed: 7,
-    };
+    let opts = fit_options(30, false);
     fit(&mut model, &dev, &opts).unwrap();
     (model, dev)
 }
@@ -275,29 +296,8 @@ fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
         b.answers.as_ref().unwrap()[..8],
         dev.answers.as_ref().unwrap()[6 * 8..7 * 8]
     );
-    let mut model = build(
-        &train,
-        &params(Variant::Ta),
-        Feature::Sigmoid,
-        false,
-        "b",
-        false,
-        "e",
-        8,
-        &[],
-    )
-    .unwrap();
-    let opts = FitOptions {
-        hidden: 4,
-        root: true,
-        lr: 0.05,
-        epochs: 20,
-        eval_every: 10,
-        patience: 5,
-        min_epochs: 0,
-        fit_on_dev: true,
-        seed: 7,
-    };
+    let mut model = built(&train, &params(Variant::Ta), false, &[]).unwrap();
+    let opts = fit_options(20, true);
     let fit = fit(&mut model, &dev, &opts).unwrap();
     assert_eq!(fit.dev.questions(), 8);
     // The stored graph is the training graph alone: dev rows are not kept.
@@ -326,29 +326,8 @@ fn fitted_with_extras(fit_on_dev: bool) -> (Eqag, Prepared) {
     let train = with_extras(synthetic(60, 1, "t"));
     let dev = with_extras(synthetic(16, 2, "d"));
     let names = extras().names;
-    let mut model = build(
-        &train,
-        &params(Variant::TPlus),
-        Feature::Sigmoid,
-        false,
-        "b",
-        false,
-        "e",
-        8,
-        &names,
-    )
-    .unwrap();
-    let opts = FitOptions {
-        hidden: 4,
-        root: true,
-        lr: 0.05,
-        epochs: 30,
-        eval_every: 10,
-        patience: 5,
-        min_epochs: 0,
-        fit_on_dev,
-        seed: 7,
-    };
+    let mut model = built(&train, &params(Variant::TPlus), false, &names).unwrap();
+    let opts = fit_options(30, fit_on_dev);
     fit(&mut model, &dev, &opts).unwrap();
     (model, dev)
 }
@@ -460,20 +439,10 @@ fn extra_features_keep_test_labels_out_and_round_trip() {
 fn a_training_set_without_its_extra_columns_is_refused() {
     let train = synthetic(10, 1, "t");
     let names = extras().names;
-    let err = build(
-        &train,
-        &params(Variant::Ta),
-        Feature::Sigmoid,
-        false,
-        "b",
-        false,
-        "e",
-        8,
-        &names,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let err = built(&train, &params(Variant::Ta), false, &names)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("extra features"), "{err}");
 }
 
@@ -484,18 +453,13 @@ fn a_training_set_without_its_extra_columns_is_refused() {
 fn directed_inter_edges_keep_labels_out_of_the_training_graph() {
     let train = synthetic(60, 1, "t");
     for directed in [false, true] {
-        let model = build(
+        let model = built(
             &train,
             &GraphParams {
                 directed_inter: directed,
                 ..params(Variant::TPlus)
             },
-            Feature::Sigmoid,
             false,
-            "base",
-            false,
-            "enc",
-            8,
             &[],
         )
         .unwrap();

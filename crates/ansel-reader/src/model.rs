@@ -158,12 +158,7 @@ impl SpanExtractor {
 
     /// Every trainable parameter by name: the encoder's and the head's (storage shared).
     pub fn params(&self) -> BTreeMap<String, Tensor> {
-        let mut all: BTreeMap<String, Tensor> = self
-            .encoder
-            .params()
-            .iter()
-            .map(|(n, t)| (n.clone(), t.shallow_clone()))
-            .collect();
+        let mut all = self.encoder.shared_params();
         for (n, t) in &self.head {
             all.insert(n.clone(), t.shallow_clone());
         }

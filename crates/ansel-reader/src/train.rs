@@ -11,10 +11,11 @@ use crate::model::{SpanInput, HEAD_FILE};
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
 use ansel_bert::run::{
     prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions, RunState, Trainee,
+    Weights,
 };
-use ansel_bert::train::{bucketed_batches, load_weights_into};
+use ansel_bert::train::bucketed_batches;
 use ansel_model::{ModelCard, ModelError, Result};
-use ansel_torch::tch::{Kind, Tensor};
+use ansel_torch::tch::Tensor;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -117,12 +118,8 @@ struct SpanTrainee<'a> {
 }
 
 impl Trainee for SpanTrainee<'_> {
-    fn batches(&self, epoch: usize) -> Vec<Vec<usize>> {
-        bucketed_batches(
-            &self.lengths,
-            self.opts.run.batch_size,
-            self.opts.run.epoch_seed(epoch),
-        )
+    fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
+        bucketed_batches(&self.lengths, batch_size, seed)
     }
 
     fn loss(&self, batch: &[usize]) -> (Tensor, usize) {
@@ -147,26 +144,17 @@ impl Trainee for SpanTrainee<'_> {
         false
     }
 
-    fn save_model(&self, out: &Path) -> Result<()> {
-        self.model
-            .encoder
-            .save(&out.join("model.safetensors"), Kind::Half)?;
-        self.model.save_head(&out.join(HEAD_FILE))
+    fn save(&self, dir: &Path, weights: Weights) -> Result<()> {
+        weights.save_encoder(&self.model.encoder, dir)?;
+        self.model.save_head(&dir.join(HEAD_FILE))
     }
 
     fn write_card(&self, state: &RunState) -> Result<ModelCard> {
         write_card(self.opts, state, self.inputs.len())
     }
 
-    fn save_weights(&self, dir: &Path) -> Result<()> {
-        self.model
-            .encoder
-            .save(&dir.join("weights.safetensors"), Kind::Float)?;
-        self.model.save_head(&dir.join(HEAD_FILE))
-    }
-
     fn load_weights(&self, dir: &Path) -> Result<()> {
-        load_weights_into(&self.model.encoder, &dir.join("weights.safetensors"))?;
+        Weights::load_checkpoint_encoder(&self.model.encoder, dir)?;
         self.model.load_head(&dir.join(HEAD_FILE))
     }
 }
@@ -248,7 +236,6 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_bert::run::CHECKPOINT;
     use std::path::PathBuf;
 
     fn tiny_base(dir: &Path) -> PathBuf {
@@ -346,17 +333,7 @@ mod tests {
         );
         again.run.resume = true;
         train(&again, &examples(), &examples()).unwrap();
-        let read = |d: &Path| -> BTreeMap<String, Tensor> {
-            Tensor::read_safetensors(d.join(CHECKPOINT).join("weights.safetensors"))
-                .unwrap()
-                .into_iter()
-                .collect()
-        };
-        let (a, b) = (read(&full), read(&cut));
-        for (name, t) in &a {
-            let diff = (t - &b[name]).abs().max().double_value(&[]);
-            assert!(diff < 1e-5, "{name} differs by {diff}");
-        }
+        ansel_bert::testing::assert_same_checkpoints(&full, &cut, &["weights.safetensors"]);
     }
 
     #[test]

@@ -1,110 +1,46 @@
 //! Word vectors from a sentence encoder (`--vectors minilm-encoded`): every word is
-//! encoded alone, as the one-word sentence `[CLS] word [SEP]`, through the whole
-//! all-MiniLM-L6-v2 encoder, mean-pooled over its tokens and normalised to unit length,
-//! exactly as sentence-transformers embeds a sentence. Unlike the input word-piece
-//! embeddings (`--vectors minilm`), these vectors come out of a model trained for
-//! semantic similarity, so their cosines measure word relatedness.
+//! encoded alone by a [`WordEncoder`] (ansel-bert's, which runs all-MiniLM-L6-v2 on the
+//! one-word sentence `[CLS] word [SEP]`, mean-pooled and normalised to unit length, exactly
+//! as sentence-transformers embeds a sentence). Unlike the input word-piece embeddings
+//! (`--vectors minilm`), these vectors come out of a model trained for semantic similarity,
+//! so their cosines measure word relatedness. This crate holds the table and its cache, not
+//! the encoder: it links no libtorch.
 //!
 //! Encoding costs about a millisecond or more per word on one core, so the table is
 //! built only for the words asked for (a model's vocabulary) and cached: a cache
 //! directory holds `words.txt` (one word a line, in row order), `vectors.f32`
 //! (little-endian `f32`, row-major) and `meta.json` (the encoder and its dimension);
 //! only words missing from it are encoded, and a cache made by another encoder is
-//! rebuilt. [`pca`] reduces a table's dimension (training a Cosinenet on 384 d is 3-4x
-//! slower than on 50 d).
+//! rebuilt.
 
 use crate::{Result, VectorsError, WordVectors};
-use ansel_bert::{BiEncoder, PairTokenizer};
-use ansel_torch::tch::{self, Kind, Tensor};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// Longest word, in tokens with `[CLS]` and `[SEP]`; longer ones are cut.
-const MAX_TOKENS: usize = 16;
-/// Words per encoder call (short inputs: the batch costs little memory).
-const BATCH: usize = 256;
+use std::path::Path;
 
 const WORDS_FILE: &str = "words.txt";
 const VECTORS_FILE: &str = "vectors.f32";
 const META_FILE: &str = "meta.json";
 
-fn model_error(e: ansel_model::ModelError) -> VectorsError {
-    VectorsError::Missing(e.to_string())
+/// A model that gives every word a vector of its own, the word encoded alone.
+pub trait WordEncoder {
+    /// What identifies the encoder in a cache (a cache made by another encoder is rebuilt).
+    fn identity(&self) -> &serde_json::Value;
+    fn dim(&self) -> usize;
+    /// Row-major `words.len() × dim` vectors, row `i` the vector of `words[i]`.
+    fn encode(&self, words: &[&str]) -> Result<Vec<f32>>;
 }
 
-/// A sentence encoder used as a word encoder.
-pub struct WordEncoder {
-    model: BiEncoder,
-    tokenizer: PairTokenizer,
-    /// What identifies the encoder in a cache: its directory and weight file size.
-    identity: serde_json::Value,
-}
-
-impl WordEncoder {
-    /// Loads a BERT sentence-encoder directory (`config.json`, `tokenizer.json`,
-    /// `model.safetensors`).
-    pub fn load(dir: &Path) -> Result<WordEncoder> {
-        let (encoder, tokenizer) =
-            ansel_bert::bi_encoder::load_encoder(dir).map_err(model_error)?;
-        let weights = dir.join("model.safetensors");
-        let bytes = std::fs::metadata(&weights)
-            .map_err(|source| VectorsError::Io {
-                path: weights.clone(),
-                source,
-            })?
-            .len();
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Ok(WordEncoder {
-            model: BiEncoder::new(encoder, None),
-            tokenizer,
-            identity: serde_json::json!({
-                "encoder": name, "weights_bytes": bytes,
-                "pooling": "mean over [CLS] word [SEP], unit length",
-            }),
-        })
-    }
-
-    pub fn dim(&self) -> usize {
-        self.model.encoder.config.hidden_size as usize
-    }
-
-    /// Row-major `words.len() × dim` unit-length vectors, each the encoder's output for its
-    /// word alone (batched by length: padding is masked, so a batch gives the same vectors).
-    pub fn encode(&self, words: &[&str]) -> Result<Vec<f32>> {
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let pooled = ansel_bert::bi_encoder::embed_texts(
-            &self.model,
-            &self.tokenizer,
-            words,
-            MAX_TOKENS,
-            BATCH,
-        )
-        .map_err(model_error)?;
-        let unit = tch::no_grad(|| {
-            let norm = pooled.norm_scalaropt_dim(2, [1], true).clamp_min(1e-12);
-            (&pooled / norm).to_kind(Kind::Float).contiguous()
-        });
-        Ok(Vec::<f32>::try_from(unit.reshape([-1])).expect("a float tensor"))
-    }
-}
-
-/// The vectors of `words` (in that order; repeated words once) from `encoder_dir`, taken from
+/// The vectors of `words` (in that order; repeated words once) from `encoder`, taken from
 /// the cache in `cache_dir` where it has them and encoded otherwise (the cache then grows).
 /// Returns the table and how many words were encoded now.
 pub fn encoded_vectors(
-    encoder_dir: &Path,
+    encoder: &dyn WordEncoder,
     words: &[String],
     cache_dir: Option<&Path>,
 ) -> Result<(WordVectors, usize)> {
-    let encoder = WordEncoder::load(encoder_dir)?;
     let dim = encoder.dim();
     let mut cache = match cache_dir {
-        Some(dir) => Cache::read(dir, &encoder.identity, dim)?,
+        Some(dir) => Cache::read(dir, encoder.identity(), dim)?,
         None => Cache::default(),
     };
     let mut seen = std::collections::HashSet::new();
@@ -130,7 +66,7 @@ pub fn encoded_vectors(
             cache.data.extend_from_slice(row);
         }
         if let Some(dir) = cache_dir {
-            cache.write(dir, &encoder.identity, dim)?;
+            cache.write(dir, encoder.identity(), dim)?;
         }
     }
     let mut data = Vec::with_capacity(unique.len() * dim);
@@ -218,128 +154,71 @@ impl Cache {
     }
 }
 
-/// The cache directory of an encoder under a cache root.
-pub fn cache_dir(root: &Path, source_name: &str) -> PathBuf {
-    root.join(source_name)
-}
-
-/// The table projected on its `dim` principal components (rows centred first), then scaled
-/// by one factor so that a vector's root-mean-square component is `rms` (GloVe 50d's is about
-/// 0.7; unit vectors of 384 d have 0.05, too small beside the Cosinenet's relatedness
-/// features at the CNN's initial weights). Words keep their order. `dim` at most the table's.
-pub fn pca(vectors: &WordVectors, dim: usize, rms: f64) -> Result<WordVectors> {
-    let (n, d) = (vectors.words().len(), vectors.dim());
-    if dim == 0 || dim > d {
-        return Err(VectorsError::Missing(format!(
-            "cannot reduce {d}-d vectors to {dim} dimensions"
-        )));
-    }
-    if n < 2 {
-        return Err(VectorsError::Missing(format!(
-            "PCA needs at least 2 words, the table has {n}"
-        )));
-    }
-    let mut rows = Vec::with_capacity(n * d);
-    for word in vectors.words() {
-        rows.extend_from_slice(&vectors.get(word).expect("a word of the table"));
-    }
-    let projected = tch::no_grad(|| {
-        let x = Tensor::from_slice(&rows)
-            .reshape([n as i64, d as i64])
-            .to_kind(Kind::Double);
-        let centred = &x - x.mean_dim([0i64].as_slice(), true, Kind::Double);
-        let covariance = centred.transpose(0, 1).matmul(&centred) / (n as f64 - 1.0);
-        // Ascending eigenvalues: the last `dim` columns are the principal axes.
-        let (_, axes) = covariance.linalg_eigh("L");
-        let top = axes.narrow(1, (d - dim) as i64, dim as i64).flip([1]);
-        // A fixed sign per axis (largest loading positive), so the result does not depend
-        // on the eigen-solver's sign choice.
-        let pivot = top.abs().argmax(0, true);
-        let signs = top.gather(0, &pivot, false).sign();
-        let z = centred.matmul(&(top * signs));
-        let mean_square = z.square().mean(Kind::Double).double_value(&[]);
-        (z * (rms / mean_square.sqrt().max(1e-12)))
-            .to_kind(Kind::Float)
-            .contiguous()
-    });
-    let data = Vec::<f32>::try_from(projected.reshape([-1])).expect("a float tensor");
-    WordVectors::new(vectors.words().to_vec(), dim, data)
-}
-
-/// The table with every vector multiplied by one factor so that the root-mean-square
-/// component is `rms` (see [`pca`]).
-pub fn rescaled(vectors: &WordVectors, rms: f64) -> Result<WordVectors> {
-    let mut data = Vec::with_capacity(vectors.words().len() * vectors.dim());
-    for word in vectors.words() {
-        data.extend_from_slice(&vectors.get(word).expect("a word of the table"));
-    }
-    let mean_square =
-        data.iter().map(|x| (*x as f64).powi(2)).sum::<f64>() / data.len().max(1) as f64;
-    let factor = (rms / mean_square.sqrt().max(1e-12)) as f32;
-    data.iter_mut().for_each(|x| *x *= factor);
-    WordVectors::new(vectors.words().to_vec(), vectors.dim(), data)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Made-up vectors: a word's row is its length and its first byte, times `scale`.
+    struct Fake {
+        identity: serde_json::Value,
+        scale: f32,
+        calls: std::cell::RefCell<Vec<Vec<String>>>,
+    }
+
+    impl Fake {
+        fn new(name: &str, scale: f32) -> Fake {
+            Fake {
+                identity: serde_json::json!({ "encoder": name }),
+                scale,
+                calls: Default::default(),
+            }
+        }
+    }
+
+    impl WordEncoder for Fake {
+        fn identity(&self) -> &serde_json::Value {
+            &self.identity
+        }
+        fn dim(&self) -> usize {
+            2
+        }
+        fn encode(&self, words: &[&str]) -> Result<Vec<f32>> {
+            self.calls
+                .borrow_mut()
+                .push(words.iter().map(|w| w.to_string()).collect());
+            Ok(words
+                .iter()
+                .flat_map(|w| [w.len() as f32 * self.scale, w.as_bytes()[0] as f32])
+                .collect())
+        }
+    }
 
     fn words(list: &[&str]) -> Vec<String> {
         list.iter().map(|w| w.to_string()).collect()
     }
 
-    fn cos(a: &[f32], b: &[f32]) -> f32 {
-        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        dot / (norm(a) * norm(b))
-    }
-
-    /// A tiny random BERT: no downloaded files.
     #[test]
-    fn each_word_gets_the_encoders_output_for_it_alone_and_the_cache_reuses_it() {
+    fn the_cache_encodes_only_new_words_and_is_rebuilt_for_another_encoder() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = ansel_bert::testing::tiny_base(tmp.path(), 0.0);
-        let encoder = WordEncoder::load(&base).unwrap();
-        let dim = encoder.dim();
-        let list = words(&["hamlet", "who", "shakespeare", "plays", "who", "tragedy"]);
         let cache = tmp.path().join("cache");
-        let (table, encoded) = encoded_vectors(&base, &list, Some(&cache)).unwrap();
-        // Repeated words once, in first-seen order.
-        assert_eq!(encoded, 5);
+        let fake = Fake::new("a", 1.0);
+        let (table, n) = encoded_vectors(&fake, &words(&["ab", "c", "ab"]), Some(&cache)).unwrap();
+        assert_eq!((n, table.words()), (2, &words(&["ab", "c"])[..]));
+        assert_eq!(table.get("ab").as_deref(), Some(&[2.0, 97.0][..]));
+        let (again, n) = encoded_vectors(&fake, &words(&["c", "dd"]), Some(&cache)).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(fake.calls.borrow().last().unwrap(), &words(&["dd"]));
+        assert_eq!(again.get("c").as_deref(), Some(&[1.0, 99.0][..]));
+        // Another encoder does not read the first one's rows.
+        let other = Fake::new("b", 10.0);
+        let (table, n) = encoded_vectors(&other, &words(&["ab"]), Some(&cache)).unwrap();
         assert_eq!(
-            table.words(),
-            &list[..4]
-                .iter()
-                .chain(&list[5..])
-                .cloned()
-                .collect::<Vec<_>>()[..]
+            (n, table.get("ab").as_deref()),
+            (1, Some(&[20.0, 97.0][..]))
         );
-        assert_eq!(table.dim(), dim);
-        for word in table.words() {
-            let alone = encoder.encode(&[word.as_str()]).unwrap();
-            let row = table.get(word).unwrap();
-            assert_eq!(alone.len(), dim);
-            let norm: f32 = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-            assert!((norm - 1.0).abs() < 1e-5, "{word}: norm {norm}");
-            for (a, b) in row.iter().zip(&alone) {
-                assert!((a - b).abs() < 1e-5, "{word}: batched {a} vs alone {b}");
-            }
-        }
-        // Different words, different vectors ("plays" is play + ##s).
-        assert!(cos(&table.get("plays").unwrap(), &table.get("hamlet").unwrap()) < 0.9999);
-        // The second call encodes only the new word and returns the same rows.
-        let (again, encoded) = encoded_vectors(
-            &base,
-            &words(&["tragedy", "denmark", "hamlet"]),
-            Some(&cache),
-        )
-        .unwrap();
-        assert_eq!(encoded, 1);
-        assert_eq!(again.get("hamlet"), table.get("hamlet"));
-        assert_eq!(again.get("tragedy"), table.get("tragedy"));
         // A corrupt cache is a clear error naming the file.
         std::fs::write(cache.join(VECTORS_FILE), [0u8; 3]).unwrap();
-        let err = encoded_vectors(&base, &list, Some(&cache))
+        let err = encoded_vectors(&other, &words(&["ab"]), Some(&cache))
             .err()
             .unwrap()
             .to_string();
@@ -348,61 +227,6 @@ mod tests {
             "{err}"
         );
         // A word that cannot be one line of the cache is refused.
-        assert!(encoded_vectors(&base, &words(&["a\nb"]), None).is_err());
-    }
-
-    #[test]
-    fn pca_keeps_the_main_directions_and_the_scale_asked_for() {
-        // Points on a line in 3-d plus a little noise: one component carries almost all.
-        let list: Vec<String> = (0..20).map(|i| format!("w{i}")).collect();
-        let data: Vec<f32> = (0..20)
-            .flat_map(|i| {
-                let t = i as f32 - 9.5;
-                let noise = ((i * 7) % 5) as f32 * 0.01;
-                [t, 2.0 * t + noise, -t]
-            })
-            .collect();
-        let table = WordVectors::new(list.clone(), 3, data).unwrap();
-        let reduced = pca(&table, 1, 0.7).unwrap();
-        assert_eq!((reduced.dim(), reduced.words()), (1, &list[..]));
-        let values: Vec<f32> = list.iter().map(|w| reduced.get(w).unwrap()[0]).collect();
-        let rms = (values.iter().map(|x| x * x).sum::<f32>() / 20.0).sqrt();
-        assert!((rms - 0.7).abs() < 1e-4, "rms {rms}");
-        // Monotone along the line (one sign or the other), and centred.
-        let increasing = values.windows(2).all(|w| w[1] > w[0]);
-        let decreasing = values.windows(2).all(|w| w[1] < w[0]);
-        assert!(increasing || decreasing, "{values:?}");
-        assert!(values.iter().sum::<f32>().abs() < 1e-3);
-        assert!(pca(&table, 4, 0.7).is_err());
-        let scaled = rescaled(&table, 0.5).unwrap();
-        let all: Vec<f32> = list
-            .iter()
-            .flat_map(|w| scaled.get(w).unwrap().to_vec())
-            .collect();
-        let rms = (all.iter().map(|x| x * x).sum::<f32>() / all.len() as f32).sqrt();
-        assert!((rms - 0.5).abs() < 1e-4, "rms {rms}");
-    }
-
-    /// The real all-MiniLM-L6-v2, where `scripts/fetch-models.sh` has fetched it: a handful of
-    /// words, related ones closer than unrelated ones.
-    #[test]
-    fn real_minilm_encodes_related_words_closer() {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vendor/models/all-minilm-l6-v2");
-        if !dir.is_dir() {
-            eprintln!("skipped: all-minilm-l6-v2 not fetched");
-            return;
-        }
-        ansel_torch::init(1, 0);
-        let (table, _) = encoded_vectors(
-            &dir,
-            &words(&["king", "queen", "carburetor", "wrote", "author"]),
-            None,
-        )
-        .unwrap();
-        assert_eq!(table.dim(), 384);
-        let v = |w: &str| table.get(w).unwrap().to_vec();
-        assert!(cos(&v("king"), &v("queen")) > cos(&v("king"), &v("carburetor")) + 0.2);
-        assert!(cos(&v("wrote"), &v("author")) > cos(&v("wrote"), &v("carburetor")));
+        assert!(encoded_vectors(&fake, &words(&["a\nb"]), None).is_err());
     }
 }

@@ -19,7 +19,9 @@
 //!
 //! - MiniLM-encoded words (`vendor/models/all-minilm-l6-v2` again): each word of a
 //!   model's vocabulary encoded alone through the whole sentence encoder (see
-//!   [`encoded`]); built for a word list ([`VectorSource::load_for`]) and cached.
+//!   [`encoded`]); built for a word list ([`VectorSource::load_for`]) and cached. The
+//!   encoder itself is ansel-bert's `WordEncoder`: this crate reads and caches tables and
+//!   links no libtorch.
 //!
 //! All become one [`WordVectors`]: a word → row-major `f32` vector lookup.
 
@@ -131,22 +133,25 @@ impl VectorSource {
     }
 
     /// The vectors for `words` (in that order, for an encoded source; the whole table for the
-    /// others, which ignore `words`). An encoded source caches its rows under
+    /// others, which ignore `words` and `load_encoder`). An encoded source runs the encoder
+    /// that `load_encoder` reads from the source's package folder (ansel-bert's
+    /// `WordEncoder::load`: this crate has no encoder), caches its rows under
     /// `cache_root/minilm-encoded` (when given) and encodes only the words missing there.
     /// For `glove+minilm-encoded` this is the encoded part alone: [`WordVectors::concat`]
     /// joins it to GloVe (so that the encoded part can be reduced first).
-    pub fn load_for(
+    pub fn load_for<E: encoded::WordEncoder>(
         self,
         models_dir: &Path,
         words: &[String],
         cache_root: Option<&Path>,
+        load_encoder: impl FnOnce(&Path) -> Result<E>,
     ) -> Result<WordVectors> {
         if !self.is_encoded() {
             return self.load(models_dir);
         }
-        let dir = self.checked_dir(models_dir)?;
-        let cache = cache_root.map(|root| encoded::cache_dir(root, "minilm-encoded"));
-        let (table, _) = encoded::encoded_vectors(&dir, words, cache.as_deref())?;
+        let encoder = load_encoder(&self.checked_dir(models_dir)?)?;
+        let cache = cache_root.map(|root| root.join("minilm-encoded"));
+        let (table, _) = encoded::encoded_vectors(&encoder, words, cache.as_deref())?;
         Ok(table)
     }
 
@@ -589,7 +594,7 @@ fn load_spacy(dir: &Path) -> Result<WordVectors> {
 }
 
 /// spaCy's string hash: MurmurHash64A of the UTF-8 bytes with seed 1.
-pub fn spacy_hash(word: &str) -> u64 {
+fn spacy_hash(word: &str) -> u64 {
     murmur64a(word.as_bytes(), 1)
 }
 

@@ -19,6 +19,25 @@ fn succeed(args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// Runs `ansel ARGS` in `dir` with `input` on its standard input.
+fn with_input(args: &[&str], dir: &Path, input: &str) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
@@ -154,21 +173,11 @@ fn rank_reads_standard_input_and_finds_shipped_models_by_name() {
     // The default model fuses word overlap with the committed Compare-Aggregate ranker,
     // found by name from the binary's location, whatever the working directory.
     let elsewhere = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(["rank", "--data", "-"])
-        .current_dir(elsewhere.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{input}\n").as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = with_input(
+        &["rank", "--data", "-"],
+        elsewhere.path(),
+        &format!("{input}\n"),
+    );
     assert!(
         output.status.success(),
         "{}",
@@ -180,20 +189,11 @@ fn rank_reads_standard_input_and_finds_shipped_models_by_name() {
     assert_eq!(line["ranking"], serde_json::json!(["b", "a"]));
 
     // Bad input on standard input is reported as <stdin> with its line.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
-        .args(["rank", "--data", "-", "--format", "jsonl", "--model", "wo"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{input}\n{{\"question\": 3}}\n").as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = with_input(
+        &["rank", "--data", "-", "--format", "jsonl", "--model", "wo"],
+        elsewhere.path(),
+        &format!("{input}\n{{\"question\": 3}}\n"),
+    );
     assert!(!output.status.success());
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("<stdin>:2"), "{err}");

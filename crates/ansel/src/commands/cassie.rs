@@ -337,15 +337,13 @@ pub fn bench(args: CassieBenchArgs) -> Result<()> {
     let dim = train_f.pairs.dim();
 
     let base_scores = |s: &SplitFeatures| -> Vec<Vec<f32>> {
+        let logits = s.pairs.logits.values();
         s.graphs
             .iter()
             .enumerate()
             .map(|(k, g)| {
                 (0..g.nodes.len())
-                    .map(|c| {
-                        s.node(k, c, 0)
-                            .map_or(f32::NEG_INFINITY, |p| s.pairs.logits[p])
-                    })
+                    .map(|c| s.node(k, c, 0).map_or(f32::NEG_INFINITY, |p| logits[p]))
                     .collect()
             })
             .collect()
