@@ -118,7 +118,8 @@ if os.path.exists(jsonl):
     for line in open(jsonl):
         r = json.loads(line)
         if not r.get("ablation"):
-            recorded[(r["run"], r["seed"])] = r
+            # The chosen run's seed 1 has two rows (sweep and test table): merge them, do not keep the last.
+            recorded.setdefault((r["run"], r["seed"]), {}).update(r)
 def meta(d):
     p = d + ".meta.json"
     return json.load(open(p)) if os.path.exists(p) else {}
@@ -289,6 +290,10 @@ distill=(
   "distill-t1-w0.5-t1-unanswered-trecqa|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --extra-train ${ANSEL_SHARED_DATA:-../shared/data}/trecqa/jsonl/train-all.jsonl.gz"
   # Most distilled runs kept their last epoch (5): do more epochs help?
   "distill-t1-w0.5-t1-unanswered-epochs-8|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --epochs 8"
+  # Added in a later session: does the student use a teacher better with more capacity (the thesis'
+  # ch. 7 hidden size) or with the second round's vectors (neutral without a teacher)?
+  "distill-t1-w0.5-t1-unanswered-hidden-300|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --hidden 300"
+  "distill-t1-w0.5-t1-unanswered-glove+minilm-encoded-pca50|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --vectors glove+minilm-encoded --vector-dim 50"
 )
 for seed in 1 2; do
   for entry in "${distill[@]}"; do
