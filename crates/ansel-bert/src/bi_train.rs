@@ -345,7 +345,7 @@ mod tests {
     use super::*;
     use crate::bi_encoder::{BiEncoderRanker, SentenceVectors};
     use crate::run::CHECKPOINT;
-    use crate::train::tests::{questions, tiny_base, weights};
+    use crate::train::tests::{questions, tiny_base};
     use ansel_model::train::TrainingLog;
     use ansel_model::Ranker;
 
@@ -369,8 +369,9 @@ mod tests {
         opts.run.train_path = "synthetic.jsonl".into();
         let card = train_bi_encoder(&opts, &questions(), &questions()).unwrap();
         assert_eq!(card.kind, BI_KIND);
-        let before = weights(&base.join("model.safetensors"));
-        let after = weights(&out.join(CHECKPOINT).join("weights.safetensors"));
+        let before = ansel_torch::read_tensors(&base.join("model.safetensors")).unwrap();
+        let after =
+            ansel_torch::read_tensors(&out.join(CHECKPOINT).join("weights.safetensors")).unwrap();
         // Mean pooling reads every layer's output: the last layer's FFN and the first
         // layer's query projection must both have moved.
         for name in [
@@ -431,8 +432,8 @@ mod tests {
         assert_eq!(record.base.len(), 2);
         assert_eq!(record.hyperparameters["extra"]["kept"], 7);
         // With lr 0 the head read from stage (a) is written back unchanged.
-        let ha = weights(&a.join(HEAD_FILE));
-        let hb = weights(&b.join(HEAD_FILE));
+        let ha = ansel_torch::read_tensors(&a.join(HEAD_FILE)).unwrap();
+        let hb = ansel_torch::read_tensors(&b.join(HEAD_FILE)).unwrap();
         let diff = (&ha["head.weight"] - &hb["head.weight"])
             .abs()
             .max()

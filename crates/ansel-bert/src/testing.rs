@@ -3,6 +3,7 @@
 //! test needs downloaded files. Not part of the API proper.
 
 use crate::{BertConfig, CrossEncoder};
+use ansel_data::{Candidate, DocContext, Question};
 use ansel_torch::tch::{self, Kind};
 use std::path::{Path, PathBuf};
 
@@ -102,5 +103,28 @@ pub fn assert_same_checkpoints(a: &Path, b: &Path, files: &[&str]) {
             let diff = (t - &y[name]).abs().max().double_value(&[]);
             assert!(diff < 1e-5, "{file} {name} differs by {diff}");
         }
+    }
+}
+
+/// A question whose candidates are, in order, the sentences of one document (WikiQA form):
+/// each candidate's previous and next sentence are its neighbours in `cands`.
+pub fn question(id: &str, text: &str, cands: &[(&str, bool)]) -> Question {
+    Question {
+        id: id.into(),
+        text: text.into(),
+        candidates: cands
+            .iter()
+            .enumerate()
+            .map(|(i, (t, l))| Candidate {
+                id: i.to_string(),
+                text: t.to_string(),
+                label: Some(*l),
+                context: Some(DocContext {
+                    prev: i.checked_sub(1).map(|p| cands[p].0.to_string()),
+                    next: cands.get(i + 1).map(|(n, _)| n.to_string()),
+                    ..Default::default()
+                }),
+            })
+            .collect(),
     }
 }

@@ -324,24 +324,10 @@ pub(crate) mod tests {
     use super::*;
     use crate::run::CHECKPOINT;
     pub(crate) use crate::testing::tiny_base;
-    use ansel_data::Candidate;
     use ansel_model::train::TrainingLog;
 
     pub(crate) fn questions() -> Vec<Question> {
-        let q = |id: &str, text: &str, cands: &[(&str, bool)]| Question {
-            id: id.into(),
-            text: text.into(),
-            candidates: cands
-                .iter()
-                .enumerate()
-                .map(|(i, (t, l))| Candidate {
-                    id: i.to_string(),
-                    text: t.to_string(),
-                    label: Some(*l),
-                    context: None,
-                })
-                .collect(),
-        };
+        let q = crate::testing::question;
         vec![
             q(
                 "1",
@@ -375,13 +361,6 @@ pub(crate) mod tests {
         o
     }
 
-    pub(crate) fn weights(path: &Path) -> BTreeMap<String, Tensor> {
-        Tensor::read_safetensors(path)
-            .unwrap()
-            .into_iter()
-            .collect()
-    }
-
     #[test]
     fn one_step_changes_every_weight_of_every_layer() {
         let dir = tempfile::tempdir().unwrap();
@@ -390,8 +369,9 @@ pub(crate) mod tests {
         let mut opts = options(&base, &out);
         opts.run.max_steps = Some(1);
         train(&opts, &questions(), &questions()).unwrap();
-        let before = weights(&base.join("model.safetensors"));
-        let after = weights(&out.join(CHECKPOINT).join("weights.safetensors"));
+        let before = ansel_torch::read_tensors(&base.join("model.safetensors")).unwrap();
+        let after =
+            ansel_torch::read_tensors(&out.join(CHECKPOINT).join("weights.safetensors")).unwrap();
         assert_eq!(before.len(), after.len());
         // Every tensor must move, embeddings included (in the rows of the tokens seen), except
         // the attention key biases: q.(k + b) shifts all of a query's scores by the same q.b,

@@ -342,32 +342,11 @@ mod tests {
     use super::*;
     use crate::features::PairEncoder;
     use ansel_bert::testing::{serial, tiny_base};
-    use ansel_data::{Candidate, DocContext};
     use std::path::PathBuf;
 
     /// Two tiny documents in WikiQA form: every candidate's neighbours are candidates.
     pub(crate) fn questions() -> Vec<Question> {
-        let q = |id: &str, text: &str, cands: &[(&str, bool)]| {
-            let texts: Vec<String> = cands.iter().map(|(t, _)| t.to_string()).collect();
-            Question {
-                id: id.into(),
-                text: text.into(),
-                candidates: cands
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (t, l))| Candidate {
-                        id: i.to_string(),
-                        text: t.to_string(),
-                        label: Some(*l),
-                        context: Some(DocContext {
-                            prev: i.checked_sub(1).map(|p| texts[p].clone()),
-                            next: texts.get(i + 1).cloned(),
-                            ..Default::default()
-                        }),
-                    })
-                    .collect(),
-            }
-        };
+        let q = ansel_bert::testing::question;
         vec![
             q(
                 "1",
@@ -401,10 +380,6 @@ mod tests {
         o
     }
 
-    fn weights(path: &Path) -> BTreeMap<String, Tensor> {
-        ansel_torch::read_tensors(path).unwrap()
-    }
-
     /// One optimizer step from a tiny base; returns the temporary directory, the output
     /// directory and how far each tensor moved from the base (max abs difference).
     fn one_step(residual: bool) -> (tempfile::TempDir, PathBuf, BTreeMap<String, f64>) {
@@ -415,8 +390,9 @@ mod tests {
         opts.run.max_steps = Some(1);
         opts.head.residual = residual;
         train_end_to_end(&opts, &questions(), &questions()).unwrap();
-        let before = weights(&base.join("model.safetensors"));
-        let after = weights(&out.join("checkpoint").join("weights.safetensors"));
+        let before = ansel_torch::read_tensors(&base.join("model.safetensors")).unwrap();
+        let after =
+            ansel_torch::read_tensors(&out.join("checkpoint").join("weights.safetensors")).unwrap();
         let moved = after
             .iter()
             .filter_map(|(name, t)| {
