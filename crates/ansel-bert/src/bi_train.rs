@@ -17,7 +17,7 @@ use crate::run::{
     RunState, Trainee, Weights,
 };
 use crate::{resolve_base, Encoded, PairTokenizer};
-use ansel_data::{shuffle_seeded, Question};
+use ansel_data::{question_batches, Packing, Question};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, Kind, Tensor};
 use serde::Serialize;
@@ -95,27 +95,6 @@ fn groups(tok: &PairTokenizer, questions: &[Question], max_len: usize) -> Result
             })
         })
         .collect()
-}
-
-/// Whole questions, in a seeded order, grouped until each batch holds `batch_size` pairs.
-fn question_batches(sizes: &[usize], batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..sizes.len()).collect();
-    shuffle_seeded(&mut order, seed);
-    let mut batches = Vec::new();
-    let mut current = Vec::new();
-    let mut pairs = 0;
-    for i in order {
-        current.push(i);
-        pairs += sizes[i];
-        if pairs >= batch_size.max(1) {
-            batches.push(std::mem::take(&mut current));
-            pairs = 0;
-        }
-    }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    batches
 }
 
 /// The loss of one batch of questions (mean softmax cross-entropy over its pairs).
@@ -198,7 +177,7 @@ struct BiTrainee<'a> {
 
 impl Trainee for BiTrainee<'_> {
     fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
-        question_batches(&self.sizes, batch_size, seed)
+        question_batches(&self.sizes, batch_size, seed, Packing::AtLeast)
     }
 
     fn loss(&self, idx: &[usize]) -> (Tensor, usize) {
@@ -275,7 +254,8 @@ pub fn train_bi_encoder(
     }
     let dev: Vec<Question> = dev.iter().filter(|q| q.positives() > 0).cloned().collect();
     let sizes: Vec<usize> = data.iter().map(|g| g.candidates.len()).collect();
-    let batches_per_epoch = question_batches(&sizes, opts.run.batch_size, opts.run.seed).len();
+    let batches_per_epoch =
+        question_batches(&sizes, opts.run.batch_size, opts.run.seed, Packing::AtLeast).len();
     let (steps_per_epoch, total_steps) = opts.run.steps(batches_per_epoch);
     let start = serde_json::json!({
         "event": "start", "options": opts, "train_questions": data.len(), "train_pairs": pairs,
@@ -492,18 +472,5 @@ mod tests {
                 .unwrap(),
             hits
         );
-    }
-
-    #[test]
-    fn question_batches_cover_each_question_once_with_enough_pairs() {
-        let sizes: Vec<usize> = (0..50).map(|i| 1 + i % 7).collect();
-        let batches = question_batches(&sizes, 10, 3);
-        let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
-        seen.sort();
-        assert_eq!(seen, (0..50).collect::<Vec<_>>());
-        for b in &batches[..batches.len() - 1] {
-            assert!(b.iter().map(|&i| sizes[i]).sum::<usize>() >= 10);
-        }
-        assert_eq!(batches, question_batches(&sizes, 10, 3));
     }
 }

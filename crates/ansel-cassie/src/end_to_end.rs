@@ -26,7 +26,7 @@ use ansel_bert::run::{
     dev_metrics, prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions,
     RunState, Trainee, Weights,
 };
-use ansel_data::{shuffle_seeded, Question};
+use ansel_data::{question_batches, Packing, Question};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, nn, Device, Tensor};
 use serde::Serialize;
@@ -71,27 +71,6 @@ impl EndToEndOptions {
     }
 }
 
-/// Packs whole questions (in a seeded random order) into micro-batches of at most
-/// `pairs_per_batch` candidates; a question larger than that is a micro-batch alone.
-fn question_batches(sizes: &[usize], pairs_per_batch: usize, seed: u64) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..sizes.len()).collect();
-    shuffle_seeded(&mut order, seed);
-    let mut batches = Vec::new();
-    let (mut current, mut pairs) = (Vec::new(), 0);
-    for i in order {
-        if !current.is_empty() && pairs + sizes[i] > pairs_per_batch.max(1) {
-            batches.push(std::mem::take(&mut current));
-            pairs = 0;
-        }
-        current.push(i);
-        pairs += sizes[i];
-    }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    batches
-}
-
 struct EndToEnd<'a> {
     opts: &'a EndToEndOptions,
     encoder: PairEncoder,
@@ -125,7 +104,7 @@ impl EndToEnd<'_> {
 
 impl Trainee for EndToEnd<'_> {
     fn batches(&self, batch_size: usize, seed: u64) -> Vec<Vec<usize>> {
-        question_batches(&self.sizes, batch_size, seed)
+        question_batches(&self.sizes, batch_size, seed, Packing::AtMost)
     }
 
     fn loss(&self, batch: &[usize]) -> (Tensor, usize) {
@@ -299,8 +278,13 @@ pub fn train_end_to_end(
     let head = Head::new(&vs.root(), config);
     encoder.set_trainable(true);
     let sizes: Vec<usize> = train_q.iter().map(|q| q.candidates.len()).collect();
-    let batches_per_epoch =
-        question_batches(&sizes, opts.run.batch_size, opts.run.epoch_seed(0)).len();
+    let batches_per_epoch = question_batches(
+        &sizes,
+        opts.run.batch_size,
+        opts.run.epoch_seed(0),
+        Packing::AtMost,
+    )
+    .len();
     let (steps_per_epoch, total_steps) = opts.run.steps(batches_per_epoch);
     let start = serde_json::json!({
         "event": "start", "options": opts, "end_to_end": true,
@@ -522,19 +506,5 @@ mod tests {
             &["weights.safetensors", CHECKPOINT_HEAD],
         );
         assert_eq!(RunState::read(&cut.join("checkpoint")).unwrap().opt_step, 4);
-    }
-
-    #[test]
-    fn questions_are_packed_whole_and_each_once() {
-        let sizes = [5, 3, 9, 20, 1, 7];
-        let batches = question_batches(&sizes, 10, 3);
-        let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();
-        seen.sort();
-        assert_eq!(seen, (0..sizes.len()).collect::<Vec<_>>());
-        for b in &batches {
-            let pairs: usize = b.iter().map(|&i| sizes[i]).sum();
-            assert!(pairs <= 10 || b.len() == 1, "{b:?} holds {pairs}");
-        }
-        assert_eq!(batches, question_batches(&sizes, 10, 3), "seeded");
     }
 }

@@ -13,4 +13,4 @@ mod shuffle;
 pub use error::{DataError, Location};
 pub use format::{read_path, Format};
 pub use model::{Candidate, DocContext, Question};
-pub use shuffle::shuffle_seeded;
+pub use shuffle::{question_batches, shuffle_seeded, Packing};

@@ -1,9 +1,7 @@
 //! Pieces every trainer shares: the JSON-lines training log, early stopping
-//! on dev MAP, dev evaluation and a progress bar with loss and pairs/s.
+//! on dev MAP and a progress bar with loss and pairs/s.
 
-use crate::{ModelError, Ranker, Result};
-use ansel_data::Question;
-use ansel_eval::{evaluate, Filter, Report};
+use crate::{ModelError, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -91,12 +89,6 @@ impl EarlyStopping {
     }
 }
 
-/// Scores `questions` with `ranker` and evaluates them (questions without a positive skipped).
-pub fn evaluate_ranker(ranker: &dyn Ranker, questions: &[Question]) -> Result<Report> {
-    let scores = ranker.score_all(questions)?;
-    Ok(evaluate(questions, &scores, Filter::Answered))
-}
-
 /// A progress bar that shows the running loss and throughput in pairs/s.
 pub struct Progress {
     bar: indicatif::ProgressBar,
@@ -130,10 +122,6 @@ impl Progress {
         self.bar
             .set_message(format!("loss {loss:.4} {rate:.0} pairs/s"));
         self.bar.inc(1);
-    }
-
-    pub fn pairs_per_second(&self) -> f64 {
-        self.pairs as f64 / self.started.elapsed().as_secs_f64().max(1e-9)
     }
 
     pub fn finish(self) {
