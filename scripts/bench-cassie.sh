@@ -13,6 +13,8 @@
 # scripts/train-cassie-e2e.sh (those that exist under runs/) scored with `ansel eval` on WikiQA
 # test (answered and clean), beside the cross-encoder baselines trained from the same TANDA
 # step 1 (their rows: docs/results/cross-encoder-eval-*.jsonl, from scripts/bench-cross-encoder.sh).
+# A run directory that is gone keeps the rows recorded in docs/results/cassie-e2e-eval.jsonl and
+# docs/results/cassie-e2e-runs.jsonl when it last existed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +32,7 @@ e2e_rows=(
   "CASSIE end to end + the encoder's own logit (--residual)|1|runs/cassie-e2e-wikiqa-residual"
   "the same without GCN (--residual --no-gcn: no context)|1|runs/cassie-e2e-wikiqa-residual-no-gcn"
   "cross-encoder (TANDA: transfer then adapt)|2|models/minilm-l6-tanda-all-2ep"
+  "CASSIE end to end + the encoder's own logit (--residual)|2|runs/cassie-e2e-wikiqa-residual-2ep"
   # Dev MAP trajectory only (not scored on test): the full run resumed for a second epoch.
   "CASSIE end to end (full), resumed with --epochs 2|log|runs/cassie-e2e-wikiqa"
 )
@@ -41,7 +44,12 @@ end_to_end() {
     dir=${row##*|}
     case "$row" in *"|log|"*) continue ;; esac
     case "$dir" in runs/cassie-*) ;; *) continue ;; esac
-    [ -f "$dir/model.json" ] || { echo "skipping $dir (not trained)" >&2; continue; }
+    if [ ! -f "$dir/model.json" ]; then
+      # Gone (run directories are not committed): keep the scores recorded when it existed.
+      grep -F "\"model\":\"$dir\"" "$evals" >> "$evals.tmp" \
+        || echo "skipping $dir (not trained, nothing recorded)" >&2
+      continue
+    fi
     # Scored again only when the model changed since (test-eval.jsonl beside it).
     if [ ! "$dir/test-eval.jsonl" -nt "$dir/model.json" ]; then
       {
@@ -53,7 +61,7 @@ end_to_end() {
     cat "$dir/test-eval.jsonl" >> "$evals.tmp"
   done
   mv "$evals.tmp" "$evals"
-  python3 scripts/cassie-e2e-report.py "$evals" "$out" "${e2e_rows[@]}"
+  python3 scripts/cassie-e2e-report.py "$evals" docs/results/cassie-e2e-runs.jsonl "$out" "${e2e_rows[@]}"
 }
 if [ "${1:-}" = end-to-end ]; then
   end_to_end

@@ -1,16 +1,19 @@
 """Writes the "End to end" section of docs/results/cassie.md from `ansel eval --json` lines.
 
-Usage: python3 scripts/cassie-e2e-report.py EVAL_JSONL RESULTS_MD ROW...
+Usage: python3 scripts/cassie-e2e-report.py EVAL_JSONL RUNS_JSONL RESULTS_MD ROW...
 where each ROW is "label|epochs|model_dir" (the model directories that EVAL_JSONL scored).
 The section replaces an earlier "## End to end" section (up to the next "## " heading) or is
 appended. Training seconds and dev MAP come from each model's card, the load average from the
 run's loadavg.log (sampled once a minute by scripts/train-cassie-e2e.sh) when it has one.
+Run directories are gitignored and do not outlive a machine, so what the table needs from them is
+recorded in RUNS_JSONL (one line per directory): a directory that is gone keeps its recorded line,
+one that exists replaces it.
 """
 import json
 import os
 import sys
 
-evals, md_path, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+evals, runs_path, md_path, rows = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 by = {}
 for line in open(evals):
     r = json.loads(line)
@@ -19,11 +22,11 @@ for line in open(evals):
     by[(os.path.normpath(r["model"]), r["filter"])] = r
 
 
-def card(d):
+def read_jsonl(path):
     try:
-        return json.load(open(os.path.join(d, "model.json")))
+        return [json.loads(l) for l in open(path) if l.strip()]
     except OSError:
-        return {}
+        return []
 
 
 def load(d):
@@ -36,12 +39,8 @@ def load(d):
     return f"{sum(vals) / len(vals):.1f} (min {min(vals):.1f}, max {max(vals):.1f}, {len(vals)} samples)"
 
 
-def progress(d):
+def progress(log):
     """Which evaluation's weights the directory keeps, and whether its last run reached its end."""
-    try:
-        log = [json.loads(l) for l in open(os.path.join(d, "train-log.jsonl")) if l.strip()]
-    except OSError:
-        return ""
     kept = [e for e in log if e.get("best") is True]
     steps = [e["step"] for e in log if "step" in e]
     if not kept or not steps:
@@ -53,14 +52,47 @@ def progress(d):
     )
 
 
+def summarise(d):
+    """What the table needs from a run directory (None when it has neither card nor log)."""
+    try:
+        card = json.load(open(os.path.join(d, "model.json")))
+    except (OSError, ValueError):
+        card = None
+    log = read_jsonl(os.path.join(d, "train-log.jsonl"))
+    if card is None and not log:
+        return None
+    t = (card or {}).get("training") or {}
+    ended = bool(log) and log[-1].get("event") == "end"
+    steps = [e["step"] for e in log if "step" in e]
+    return {
+        "dir": os.path.normpath(d),
+        "dev_map": t.get("metrics", {}).get("dev MAP"),
+        "train_seconds": t.get("train_seconds", 0),
+        "weights_kept": progress(log) if log else "",
+        "load": load(d),
+        "dev_trajectory": [[e["step"], e["dev_MAP"]] for e in log if "eval" in e and "dev_MAP" in e],
+        "stopped_by_hand_at": None if ended or not steps else max(steps),
+        "start": log[0] if log else None,
+    }
+
+
+recorded = {r["dir"]: r for r in read_jsonl(runs_path)}
+runs = {}
+for row in rows:
+    d = os.path.normpath(row.split("|")[2])
+    found = summarise(d) or recorded.get(d)
+    if found:
+        runs[d] = found
+with open(runs_path + ".tmp", "w") as f:
+    for r in runs.values():
+        f.write(json.dumps(r, sort_keys=True) + "\n")
+os.replace(runs_path + ".tmp", runs_path)
+
+
 def batching():
     """Steps per epoch and candidates per step of the first end-to-end run, from its log."""
-    for row in rows:
-        d = row.split("|")[2]
-        try:
-            start = json.loads(open(os.path.join(d, "train-log.jsonl")).readline())
-        except (OSError, ValueError):
-            continue
+    for r in runs.values():
+        start = r.get("start") or {}
         if start.get("end_to_end"):
             steps, cands = start["steps_per_epoch"], start["train_candidates"]
             return f"{steps} steps per epoch of {cands / steps:.1f} candidates on average"
@@ -89,13 +121,14 @@ for row in rows:
     c = by.get((os.path.normpath(d), "clean"))
     if a is None or c is None:
         continue
-    t = card(d).get("training") or {}
-    dev = t.get("metrics", {}).get("dev MAP")
+    r = runs.get(os.path.normpath(d), {})
+    dev = r.get("dev_map")
     parsed.append((label, epochs, d, a, c))
     out.append(
         f"| {label} (`{d}`) | {epochs} | {a['P@1']:.4f} | {a['MAP']:.4f} | {a['MRR']:.4f} | "
         f"{c['P@1']:.4f} | {c['MAP']:.4f} | {c['MRR']:.4f} | "
-        f"{'' if dev is None else f'{dev:.4f}'} | {progress(d)} | {t.get('train_seconds', 0):.0f} | {load(d)} |"
+        f"{'' if dev is None else f'{dev:.4f}'} | {r.get('weights_kept', '')} | "
+        f"{r.get('train_seconds', 0):.0f} | {r.get('load', 'not recorded')} |"
     )
 out.append("")
 base = {e: p for p in parsed if p[0].startswith("cross-encoder") for e in [p[1]]}
@@ -120,14 +153,12 @@ out.append("")
 out.append("```text")
 for row in rows:
     label, epochs, d = row.split("|")
-    try:
-        log = [json.loads(l) for l in open(os.path.join(d, "train-log.jsonl")) if l.strip()]
-    except OSError:
+    r = runs.get(os.path.normpath(d))
+    if not r or not r["dev_trajectory"]:
         continue
-    evals = [f"{e['step']}: {e['dev_MAP']:.4f}" for e in log if "eval" in e and "dev_MAP" in e]
-    ended = log and log[-1].get("event") == "end"
-    steps = [e["step"] for e in log if "step" in e]
-    tail = "" if ended or not steps else f" (stopped by hand at step {max(steps)})"
+    evals = [f"{step}: {m:.4f}" for step, m in r["dev_trajectory"]]
+    stopped = r["stopped_by_hand_at"]
+    tail = "" if stopped is None else f" (stopped by hand at step {stopped})"
     out.append(f"{label} ({d}), step: dev MAP -> " + ", ".join(evals) + tail)
 out.append("```")
 out.append("")
@@ -163,7 +194,10 @@ out += [
     "without MI (gamma 0, `train-cassie-e2e.sh no-mi`) was started and stopped for the same reason; "
     "the end-to-end ablation row is instead the `--residual` run without the GCN (`--no-gcn`: the "
     "candidate's node alone reaches the score, so no context does), which asks whether the context "
-    "is what the residual model gains or loses by.",
+    "is what the residual model gains or loses by. The `--residual` model was later trained over one "
+    "two-epoch schedule from the start, as the two-epoch cross-encoder was "
+    "(`EPOCHS=2 bash scripts/train-cassie-e2e.sh residual`), on a machine with one other job for its "
+    "first ~12 minutes; its row is compared with that cross-encoder.",
     "- **Cost:** one end-to-end CASSIE epoch took the `train s` above on the shared 2-core machine at "
     "one thread (load average beside it); the cross-encoder's epoch was timed on a quieter machine "
     "(its load was not recorded), so the ratio of the two times is not the method's cost alone.",

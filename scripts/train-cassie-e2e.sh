@@ -11,6 +11,8 @@
 #   bash scripts/train-cassie-e2e.sh no-mi       # the ablation: gamma = 0, one epoch
 #   bash scripts/train-cassie-e2e.sh residual    # full CASSIE + the encoder's own logit (--residual):
 #                                                # the head learns a correction of the cross-encoder
+#   EPOCHS=2 bash scripts/train-cassie-e2e.sh residual  # the same over one 2-epoch schedule
+#                                                # (runs/cassie-e2e-wikiqa-residual-2ep)
 #   bash scripts/train-cassie-e2e.sh residual-no-gcn   # its ablation without the GCN: the candidate
 #                                                # node alone, no context reaches the score
 #   bash scripts/train-cassie-e2e.sh smoke       # 8 optimizer steps on 20 questions (minutes)
@@ -22,6 +24,9 @@ base=${TRANSFER:-runs/minilm-trecqa-transfer-all}
 bin=target/release/ansel
 [ -x "$bin" ] || cargo build --release -p ansel
 export OMP_NUM_THREADS=1
+# Runs other than `full` of more than one epoch go to their own directory (NAME-2ep).
+epochs=${EPOCHS:-1}
+suffix=$([ "$epochs" = 1 ] || echo "-${epochs}ep")
 wiki=(--train "$data/wikiqa/WikiQA-train.tsv" --dev "$data/wikiqa/WikiQA-dev.tsv")
 common=(--model cassie --end-to-end --base "$base" --lr 3e-5 --head-lr 1e-3 --batch-size 16
   --accumulate 2 --threads 1 --seed 42 --checkpoint-every 10)
@@ -39,15 +44,15 @@ run() {
 }
 case "${1:-}" in
   full)
-    run runs/cassie-e2e-wikiqa "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --name cassie-e2e-wikiqa "${@:2}"
-    if [ "${EPOCHS:-1}" = 1 ]; then
+    run runs/cassie-e2e-wikiqa "${wiki[@]}" --epochs "$epochs" --eval-every 90 --name cassie-e2e-wikiqa "${@:2}"
+    if [ "$epochs" = 1 ]; then
       # The one-epoch model, kept apart before a resumed second epoch replaces it.
       rm -rf runs/cassie-e2e-wikiqa-1ep && mkdir -p runs/cassie-e2e-wikiqa-1ep
       find runs/cassie-e2e-wikiqa -maxdepth 1 -type f -exec cp {} runs/cassie-e2e-wikiqa-1ep/ \;
     fi ;;
-  residual) run runs/cassie-e2e-wikiqa-residual "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --residual --name cassie-e2e-wikiqa-residual "${@:2}" ;;
-  residual-no-gcn) run runs/cassie-e2e-wikiqa-residual-no-gcn "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --residual --no-gcn --name cassie-e2e-wikiqa-residual-no-gcn "${@:2}" ;;
-  no-mi) run runs/cassie-e2e-wikiqa-no-mi "${wiki[@]}" --epochs "${EPOCHS:-1}" --eval-every 90 --no-mi --name cassie-e2e-wikiqa-no-mi "${@:2}" ;;
+  residual) run "runs/cassie-e2e-wikiqa-residual$suffix" "${wiki[@]}" --epochs "$epochs" --eval-every 90 --residual --name "cassie-e2e-wikiqa-residual$suffix" "${@:2}" ;;
+  residual-no-gcn) run "runs/cassie-e2e-wikiqa-residual-no-gcn$suffix" "${wiki[@]}" --epochs "$epochs" --eval-every 90 --residual --no-gcn --name "cassie-e2e-wikiqa-residual-no-gcn$suffix" "${@:2}" ;;
+  no-mi) run "runs/cassie-e2e-wikiqa-no-mi$suffix" "${wiki[@]}" --epochs "$epochs" --eval-every 90 --no-mi --name "cassie-e2e-wikiqa-no-mi$suffix" "${@:2}" ;;
   smoke)
     work=runs/cassie-e2e-smoke
     mkdir -p "$work"
