@@ -5,11 +5,10 @@
 //! the rest (stage (b)). The base is a bi-encoder (SEDAN) or a cross-encoder; the report of
 //! made / kept / used pairs is printed and recorded in the new model's card.
 
-use super::synth::{filter, generate};
+use super::synth::{filter, GenerationArgs};
 use crate::models;
 use ansel_data::{shuffle_seeded, Question};
 use ansel_model::{write_atomic, ModelCard};
-use ansel_synth::ClozeGenerator;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -20,25 +19,14 @@ pub struct AdaptArgs {
     /// The model to adapt: a bi-encoder or a cross-encoder directory.
     #[arg(long)]
     base: PathBuf,
-    /// Unlabelled documents of the target domain (.txt, .md, .jsonl, or folders of them).
-    #[arg(long = "text", required = true, num_args = 1..)]
-    texts: Vec<PathBuf>,
+    #[command(flatten)]
+    generation: GenerationArgs,
     /// Output model directory.
     #[arg(long)]
     out: PathBuf,
-    /// Question length: the clause around the answer, at most N words (0: the whole sentence
-    /// with the answer replaced by a wh-phrase).
-    #[arg(long, default_value_t = 12)]
-    question_words: usize,
-    /// Sentences per passage (K_GQA).
-    #[arg(long, default_value_t = 5)]
-    passage_sentences: usize,
     /// Round-trip filter model (default: the base being adapted).
     #[arg(long)]
     filter_model: Option<String>,
-    /// Keep a question if the filter ranks its source sentence in the top N.
-    #[arg(long, default_value_t = 1)]
-    keep_top: usize,
     /// Fraction of the kept questions held out as dev data for early stopping (no labels of
     /// the target domain are used).
     #[arg(long, default_value_t = 0.1)]
@@ -185,20 +173,10 @@ pub fn run(args: AdaptArgs) -> Result<()> {
 
 /// Generates, filters and splits the synthetic data; returns the report.
 fn make_data(args: &AdaptArgs, train_path: &Path, dev_path: &Path) -> Result<serde_json::Value> {
-    let documents = super::index::read_all(&args.texts)?;
-    eprintln!("[adapt] {} documents read", documents.len());
-    let (questions, made) = generate(
-        &documents,
-        &ClozeGenerator {
-            question_words: args.question_words,
-            ..ClozeGenerator::default()
-        },
-        args.passage_sentences,
-        None,
-    );
+    let (questions, made) = args.generation.generate(None)?;
     eprintln!(
-        "[adapt] generated {} questions ({} pairs) from {} sentences in {} passages ({:.1} s)",
-        made.questions, made.pairs, made.sentences, made.passages, made.seconds
+        "[adapt] generated {} questions ({} pairs) from {} sentences in {} passages of {} documents ({:.1} s)",
+        made.questions, made.pairs, made.sentences, made.passages, made.documents, made.seconds
     );
     if questions.is_empty() {
         bail!("no synthetic question could be generated from the --text documents");
@@ -216,12 +194,17 @@ fn make_data(args: &AdaptArgs, train_path: &Path, dev_path: &Path) -> Result<ser
         .clone()
         .unwrap_or_else(|| args.base.display().to_string());
     let ranker = models::resolve(&filter_spec, &questions)?;
-    let (mut kept, filtered) = filter(ranker.as_ref(), &filter_spec, questions, args.keep_top)?;
+    let (mut kept, filtered) = filter(
+        ranker.as_ref(),
+        &filter_spec,
+        questions,
+        args.generation.keep_top,
+    )?;
     drop(ranker);
     eprintln!(
         "[adapt] round-trip filter ({} top {}): kept {} questions ({} pairs), dropped {} ({:.1} s)",
         filter_spec,
-        args.keep_top,
+        args.generation.keep_top,
         filtered.kept_questions,
         filtered.kept_pairs,
         filtered.dropped_questions,
@@ -250,7 +233,7 @@ fn make_data(args: &AdaptArgs, train_path: &Path, dev_path: &Path) -> Result<ser
             "dev_questions": dev.len(), "dev_pairs": pairs(&dev),
             "max_questions": args.max_questions, "seed": args.seed,
         },
-        "texts": args.texts.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-        "passage_sentences": args.passage_sentences, "question_words": args.question_words,
+        "texts": args.generation.texts.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "passage_sentences": args.generation.passage_sentences, "question_words": args.generation.question_words,
     }))
 }

@@ -11,26 +11,52 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// What `synth` and `adapt` share: the documents, how questions are made from them and how
+/// strict the round-trip filter is.
 #[derive(Args)]
-pub struct SynthArgs {
-    /// Documents (.txt, .md, .jsonl with id/title/text, or folders of them).
-    #[arg(long = "text", required = true)]
-    texts: Vec<PathBuf>,
-    /// Output: synthetic labelled questions as ansel JSON lines (input for `ansel train`).
-    #[arg(long)]
-    out: PathBuf,
+pub struct GenerationArgs {
+    /// Documents of the target domain (.txt, .md, .jsonl with id/title/text, or folders of them).
+    #[arg(long = "text", required = true, num_args = 1..)]
+    pub texts: Vec<PathBuf>,
     /// Question length: the clause around the answer, at most N words (0: the whole sentence
     /// with the answer replaced by a wh-phrase).
     #[arg(long, default_value_t = 12)]
-    question_words: usize,
+    pub question_words: usize,
     /// Sentences per passage (K_GQA); a question's candidates are its passage's sentences.
     #[arg(long, default_value_t = 5)]
-    passage_sentences: usize,
+    pub passage_sentences: usize,
+    /// Keep a question only if the round-trip filter ranks its source sentence in the top N.
+    #[arg(long, default_value_t = 1)]
+    pub keep_top: usize,
+}
+
+impl GenerationArgs {
+    /// Reads the documents and generates cloze questions from them (at most `max_questions`).
+    pub fn generate(&self, max_questions: Option<usize>) -> Result<(Vec<Question>, Generated)> {
+        let documents = super::index::read_all(&self.texts)?;
+        let generator = ClozeGenerator {
+            question_words: self.question_words,
+            ..ClozeGenerator::default()
+        };
+        Ok(generate(
+            &documents,
+            &generator,
+            self.passage_sentences,
+            max_questions,
+        ))
+    }
+}
+
+#[derive(Args)]
+pub struct SynthArgs {
+    #[command(flatten)]
+    generation: GenerationArgs,
+    /// Output: synthetic labelled questions as ansel JSON lines (input for `ansel train`).
+    #[arg(long)]
+    out: PathBuf,
     /// Round-trip filter: keep a question only if this model ranks its source sentence in the top --keep-top.
     #[arg(long, default_value = "bm25")]
     filter_model: String,
-    #[arg(long, default_value_t = 1)]
-    keep_top: usize,
     /// Stop generating after this many questions (e.g. for timing a fixed amount).
     #[arg(long)]
     max_questions: Option<usize>,
@@ -125,23 +151,13 @@ pub fn filter(
 
 pub fn run(args: SynthArgs) -> Result<()> {
     let started = Instant::now();
-    let documents = super::index::read_all(&args.texts)?;
-    let generator = ClozeGenerator {
-        question_words: args.question_words,
-        ..ClozeGenerator::default()
-    };
-    let (questions, made) = generate(
-        &documents,
-        &generator,
-        args.passage_sentences,
-        args.max_questions,
-    );
+    let (questions, made) = args.generation.generate(args.max_questions)?;
     let ranker = models::resolve(&args.filter_model, &questions)?;
     let (kept, report) = filter(
         ranker.as_ref(),
         &args.filter_model,
         questions,
-        args.keep_top,
+        args.generation.keep_top,
     )?;
     let mut bytes = Vec::new();
     ansel_data::readers::jsonl::write(&mut bytes, &kept)?;
@@ -160,7 +176,7 @@ pub fn run(args: SynthArgs) -> Result<()> {
         report.kept_pairs,
         report.dropped_questions,
         args.filter_model,
-        args.keep_top,
+        args.generation.keep_top,
         report.seconds,
         args.out.display(),
         started.elapsed().as_secs_f64()
