@@ -168,7 +168,7 @@ fn node_ranker(name: &str) -> ansel_model::Result<Box<dyn Ranker>> {
             ),
         });
     }
-    models::resolve(name, &[]).map_err(|e| ansel_model::ModelError::Backend(format!("{e:#}")))
+    models::resolve(name, &[]).map_err(|e| ansel_model::ModelError::Backend(crate::describe(&e)))
 }
 
 /// Loads an EQAG model directory; its base ranker goes through the same model resolver.
