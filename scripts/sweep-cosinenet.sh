@@ -351,6 +351,12 @@ distill=(
   "distill-t1-w0.5-t1-unanswered-synth-2k|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --extra-train $synth/qw12-a.jsonl"
   "distill-t1-w0.5-t1-unanswered-init-trecqa|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --init $runs/transfer-trecqa-t1-w0.5-t1"
   "distill-t1-w0.5-t1-unanswered-synth-5k|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --extra-train $synth/qw12-a.jsonl --extra-train $synth/qw12-b.jsonl"
+  # Round 4, untried settings of the round-3 choice: a sharper teacher (T 0.5), less dropout (the
+  # soft targets regularise too), round 1's best schedule (lr 1e-3, 8 epochs), a shorter EMA.
+  "distill-t1-w0.5-t0.5-unanswered|$t1 --distill-weight 0.5 --temperature 0.5 --distill-unanswered"
+  "distill-t1-w0.5-t1-unanswered-dropout-0.3|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --dropout 0.3"
+  "distill-t1-w0.5-t1-unanswered-lr-1e-3|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --lr 0.001 --epochs 8"
+  "distill-t1-w0.5-t1-unanswered-ema-0.995|$t1 --distill-weight 0.5 --temperature 1 --distill-unanswered --ema 0.995"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
