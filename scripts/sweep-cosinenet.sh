@@ -314,7 +314,7 @@ with open(out, "w") as f:
 print(f"{len(docs)} WikiQA train documents ({len(left_out)} left out: also in dev or test)", file=sys.stderr)
 PY
   "$ansel" synth --text "$synth/wikiqa-train-docs.jsonl" --out "$synth/all-qw$qw.jsonl" \
-    --passage-sentences 30 --question-words "$qw" >&2
+    --passage-sentences 30 --question-words "$qw" >"$synth/all-qw$qw.stats.json"
   python3 - "$synth/all-qw$qw.jsonl" "$synth/qw$qw" <<'PY'
 import random, sys
 qs = open(sys.argv[1]).readlines()
@@ -572,7 +572,14 @@ if docs and a and b:
           f"`ansel synth` cloze questions (question words 12, whole document as the list, BM25 round trip); "
           f"a seeded draw of {len(a):,} ({sum(len(q['candidates']) for q in a):,} pairs) and {len(b):,} more "
           f"({sum(len(q['candidates']) for q in b):,} pairs), labelled by the teacher alone "
-          f"(scoring time in the table above, not training time). Example: \"{a[0]['question']}\"")
+          f"(scoring time in the table above, not training time; the two files were scored at the same time, "
+          f"one process each, at a load of about 7). Example: \"{a[0]['question']}\"")
+    st = f"{synth}/all-qw12.stats.json"
+    if os.path.exists(st):
+        st = json.load(open(st))
+        print(f"  Generation (one-off, not training time): {st['generated']['questions']:,} questions from "
+              f"{st['generated']['sentences']:,} sentences, {st['filtered']['kept_questions']:,} kept by the round "
+              f"trip, in {st['total_seconds']:.1f} s.")
 print("  " + said("distill-t1-w0.5-t1-unanswered-synth-2k", "2,000 synthetic questions")[2:])
 print("  " + said("distill-t1-w0.5-t1-unanswered-synth-5k", "5,000 synthetic questions")[2:])
 transfer = f"{runs}/transfer-trecqa-t1-w0.5-t1"
