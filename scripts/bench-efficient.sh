@@ -45,6 +45,7 @@ configs=(
   "wikiqa cosinenet listwise birnn glove+minilm-encoded-pca50"
   "wikiqa cosinenet listwise birnn glove distill-t1-w0.5-t1-unanswered"
   "wikiqa compare-aggregate listwise birnn glove distill-t1-w0.5-t1-unanswered"
+  "wikiqa cosinenet listwise birnn glove distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995"
 )
 # Vector choices besides the default GloVe 50d (docs/results/cosinenet-sweep.md chose them on dev).
 declare -A vector_options=(
@@ -54,6 +55,7 @@ declare -A vector_options=(
 declare -A distill_options=(
   [distill-t1-w0.5-t1-unanswered]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.5 --temperature 1 --distill-unanswered"
   [distill-t1-w0.8-t1-unanswered]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.8 --temperature 1 --distill-unanswered"
+  [distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995]="--teacher models/minilm-l6-tanda-all-2ep --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
 )
 # Rows of earlier runs, one file per run, unless the run is already there.
 python3 - docs/results/efficient-rankers.jsonl "$runs" <<'PY'
@@ -146,7 +148,9 @@ print("machine's 1-minute load average (/proc/loadavg) read before and after eac
 print("a load above 2 means jobs were waiting); rows from before the load was recorded say `not recorded`.")
 print("`teacher`: knowledge distillation (cosinenet-sweep.md, \"Distillation\"): `distill-t1-wW-tT` trains on")
 print("(1-W) * gold + W * softmax(teacher / T) with teacher models/minilm-l6-tanda-all-2ep; its one-off scoring")
-print("of the training data is cached and not in the training time; the model scores without the teacher.\n")
+print("of the training data is cached and not in the training time; the model scores without the teacher;")
+print("`-dropout-0.3-ema-0.995`: dropout 0.3 instead of 0.5 and the weights' moving average (decay 0.995 per")
+print("step, `--ema`) kept and saved (cosinenet-sweep.md, round 4).\n")
 for data_set, title in [("wikiqa", "WikiQA test"), ("trecqa", "TrecQA test-filtered (clean)")]:
     print(f"## {title}\n")
     print("| model | loss | RNN | vectors | teacher | n | MAP | MRR | P@1 | dev MAP | params | train time (s) | load during training |")

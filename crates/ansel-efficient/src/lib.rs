@@ -13,6 +13,7 @@
 //! record), `weights.safetensors` (including the rows of the word vectors its
 //! vocabulary needs) and `vocab.txt`; it loads with no vector package present.
 
+mod average;
 mod batch;
 mod layers;
 mod nets;
@@ -21,6 +22,7 @@ mod train;
 mod vectors;
 mod vocab;
 
+pub use average::Averaging;
 pub use batch::{Distill, Limits};
 pub use layers::RnnKind;
 pub use nets::Architecture;

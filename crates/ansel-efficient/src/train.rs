@@ -12,6 +12,7 @@
 //! training log) and the work directory is removed, so `<out>` is always a
 //! complete model, old or new.
 
+use crate::average::{swap_in, Averager, Averaging};
 use crate::batch::{Batch, Distill, EncodedQuestion, Limits};
 use crate::ranker::{chunks_of_pairs, Loaded, WEIGHTS};
 use crate::vocab::Vocabulary;
@@ -71,6 +72,12 @@ pub struct TrainOptions {
     pub teacher: Option<std::sync::Arc<crate::Teacher>>,
     /// Keep `<out>.training/` after finishing, so that `resume` with more epochs can train on.
     pub keep_checkpoint: bool,
+    /// Weight averaging (EMA or the last epochs' mean): dev MAP, and the saved model, use the
+    /// averaged weights.
+    pub averaging: Averaging,
+    /// Start from the trainable weights of this saved model of the same architecture and
+    /// sizes (transfer, then adapt); the embedding table is the new vocabulary's.
+    pub init: Option<PathBuf>,
     /// Tests only: fail as if killed right after the checkpoint of this epoch.
     #[doc(hidden)]
     pub interrupt_after: Option<usize>,
@@ -111,6 +118,8 @@ impl TrainOptions {
             },
             teacher: None,
             keep_checkpoint: false,
+            averaging: Averaging::None,
+            init: None,
             interrupt_after: None,
         }
     }
@@ -162,6 +171,13 @@ impl TrainOptions {
         opts.batch_pairs = number("batch_pairs")? as usize;
         opts.extra_vocab = number("extra_vocab")? as usize;
         opts.patience = number("patience")? as usize;
+        if let Some(a) = h.get("averaging") {
+            opts.averaging = serde_json::from_value(a.clone()).map_err(|e| {
+                bad(format!(
+                    "model.json field `training.hyperparameters.averaging`: {e}"
+                ))
+            })?;
+        }
         Ok(opts)
     }
 }
@@ -195,6 +211,7 @@ const STATE: &str = "state.json";
 const LAST: &str = "last.safetensors";
 const OPTIMIZER: &str = "optimizer.safetensors";
 const BEST: &str = "best.safetensors";
+const AVERAGE: &str = "average.safetensors";
 
 /// The seed of libtorch's RNG (dropout) for `epoch` (2 on): a function of the run's seed and
 /// the epoch alone, so that a resumed epoch draws the masks an uninterrupted run would.
@@ -316,6 +333,13 @@ pub fn train_with_vectors(
         hyperparameters["distillation"] =
             serde_json::to_value(&t.distillation).expect("distillation serializes");
     }
+    let averaging = opts.averaging.validate().map_err(ModelError::Backend)?;
+    if averaging != Averaging::None {
+        hyperparameters["averaging"] = serde_json::to_value(averaging).expect("serializes");
+    }
+    if let Some(dir) = &opts.init {
+        hyperparameters["init"] = dir.display().to_string().into();
+    }
     let (config, vocab, loaded, mut state) = if opts.resume {
         resume(&work, opts)?
     } else {
@@ -349,6 +373,9 @@ pub fn train_with_vectors(
         }
         let mut loaded = Loaded::new(&config);
         loaded.net.embeddings.fill(&vocab.embedding_rows(vectors));
+        if let Some(dir) = &opts.init {
+            init_from(dir, &config, &ansel_torch::trainable(&loaded.vs))?;
+        }
         vocab.write(&work)?;
         let state = State {
             config: config.clone(),
@@ -389,8 +416,12 @@ pub fn train_with_vectors(
     };
     let params = ansel_torch::trainable(&loaded.vs);
     let mut optimizer = AdamW::new(&params);
+    let mut averager = Averager::new(averaging, &params);
     if opts.resume {
         optimizer.load(&work.join(CHECKPOINT).join(OPTIMIZER))?;
+        if averager.active() {
+            averager.load(&work.join(CHECKPOINT).join(AVERAGE), &params)?;
+        }
     }
     let mut log = TrainingLog::open(&work)?;
     let mut progress = Progress::new(
@@ -421,6 +452,7 @@ pub fn train_with_vectors(
             ansel_torch::zero_gradients(&params);
             loss.backward();
             optimizer.step(&params, schedule.at(state.step), 0.0, state.step + 1);
+            averager.after_step(&params);
             let loss = loss.double_value(&[]);
             if !loss.is_finite() {
                 return Err(ModelError::Backend(format!(
@@ -432,6 +464,10 @@ pub fn train_with_vectors(
             state.step += 1;
             progress.step(batch.pairs() as u64, loss);
         }
+        // With averaging, dev MAP and the best model are the averaged weights'; training goes
+        // on from the raw ones.
+        averager.after_epoch(&params);
+        let raw = averager.averaged().map(|avg| swap_in(&params, &avg));
         let dev_scores = loaded.score(&dev_encoded);
         let report = evaluate(dev_data, &dev_scores, Filter::Answered);
         let dev_map = report.metric("MAP").unwrap_or(0.0);
@@ -448,6 +484,9 @@ pub fn train_with_vectors(
                 .map(|(name, value)| (format!("dev {name}"), value))
                 .collect();
         }
+        if let Some(raw) = raw {
+            swap_in(&params, &raw);
+        }
         log.append(&serde_json::json!({
             "epoch": epoch, "step": state.step, "train_loss": loss_sum / batches.max(1) as f64,
             "dev_map": dev_map, "dev_mrr": report.metric("MRR"), "seconds": state.seconds,
@@ -457,6 +496,9 @@ pub fn train_with_vectors(
         replace_dir(&work.join(CHECKPOINT), |dir| {
             ansel_torch::save_vars(&loaded.vs, &dir.join(LAST))?;
             optimizer.save(&dir.join(OPTIMIZER))?;
+            if averager.active() {
+                averager.save(&dir.join(AVERAGE))?;
+            }
             let json = serde_json::to_vec_pretty(&state).expect("state serializes");
             write_atomic(&dir.join(STATE), &json)
         })?;
@@ -476,6 +518,52 @@ pub fn train_with_vectors(
         seconds: state.seconds,
         parameters,
     })
+}
+
+/// Copies the trainable weights of the saved model in `dir` into `params`: the model must be
+/// of `config`'s architecture, and every trainable weight must be there with its shape (the
+/// same sizes); the embedding table is not trained, so it stays the new vocabulary's.
+fn init_from(
+    dir: &Path,
+    config: &ModelConfig,
+    params: &std::collections::BTreeMap<String, ansel_torch::tch::Tensor>,
+) -> Result<()> {
+    let card = ModelCard::read(dir)?;
+    if card.kind != config.architecture.name() {
+        return Err(ModelError::Format {
+            path: dir.join(ansel_model::CARD_FILE),
+            message: format!(
+                "--init: a {} model cannot start a {} run",
+                card.kind,
+                config.architecture.name()
+            ),
+        });
+    }
+    let path = dir.join(WEIGHTS);
+    let saved = ansel_torch::read_tensors(&path)?;
+    let bad = |message: String| ModelError::Format {
+        path: path.clone(),
+        message: format!("--init: {message}"),
+    };
+    for (name, p) in params {
+        let t = saved
+            .get(name)
+            .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
+        if t.size() != p.size() {
+            return Err(bad(format!(
+                "tensor `{name}` has shape {:?}, this run's {:?} (train with the same sizes)",
+                t.size(),
+                p.size()
+            )));
+        }
+    }
+    ansel_torch::tch::no_grad(|| {
+        for (name, p) in params {
+            let mut p = p.shallow_clone();
+            p.copy_(&saved[name].to_kind(p.kind()));
+        }
+    });
+    Ok(())
 }
 
 /// The questions labelled by the teacher alone (`--extra-train`), if any.
@@ -643,7 +731,9 @@ fn finish(
         metrics,
         train_seconds: state.seconds,
         machine: machine(),
-        base: vec![format!("{} word vectors", config.vectors)],
+        base: std::iter::once(format!("{} word vectors", config.vectors))
+            .chain(opts.init.iter().map(|d| format!("init: {}", d.display())))
+            .collect(),
     });
     replace_dir(&opts.out, |dir| {
         for (from, to) in [

@@ -561,3 +561,154 @@ fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
         "{err}"
     );
 }
+
+/// The saved weights of a model directory.
+fn saved_weights(out: &std::path::Path) -> std::collections::BTreeMap<String, tch::Tensor> {
+    ansel_torch::read_tensors(&out.join("weights.safetensors")).unwrap()
+}
+
+#[test]
+fn weight_averaging_that_averages_nothing_saves_the_plain_runs_weights_and_is_recorded() {
+    let _serial = serial();
+    let (data, vectors, dir, _) = toy_run();
+    let run = |name: &str, averaging: ansel_efficient::Averaging| {
+        let out = dir.path().join(name).join("model");
+        let mut opts = options(
+            Architecture::Cosinenet,
+            Loss::Listwise,
+            RnnKind::Birnn,
+            &out,
+        );
+        opts.epochs = 3;
+        opts.dropout = 0.3;
+        opts.averaging = averaging;
+        train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+        out
+    };
+    let plain = saved_weights(&run("plain", ansel_efficient::Averaging::None));
+    // EMA with decay 0 is the last weights, the mean of the last 1 epoch its end weights:
+    // both must leave training and the saved best epoch exactly as without averaging.
+    for (name, averaging) in [
+        ("ema0", ansel_efficient::Averaging::Ema { decay: 0.0 }),
+        ("last1", ansel_efficient::Averaging::Epochs { last: 1 }),
+    ] {
+        let out = run(name, averaging);
+        let gap = largest_gap(&plain, &saved_weights(&out));
+        assert!(gap < 1e-6, "{name} differs by {gap}");
+        let card = ModelCard::read(&out).unwrap();
+        let recorded: ansel_efficient::Averaging = serde_json::from_value(
+            card.training.as_ref().unwrap().hyperparameters["averaging"].clone(),
+        )
+        .unwrap();
+        assert_eq!(recorded, averaging);
+        let recipe = TrainOptions::from_card(&card, "toy", "toy", &out).unwrap();
+        assert_eq!(recipe.averaging, averaging);
+    }
+    // A real average saves other weights than the plain run.
+    let out = run("ema", ansel_efficient::Averaging::Ema { decay: 0.9 });
+    assert!(largest_gap(&plain, &saved_weights(&out)) > 1e-4);
+    EfficientRanker::load(&out, &ModelCard::read(&out).unwrap()).unwrap();
+}
+
+#[test]
+fn an_averaged_run_killed_and_resumed_saves_what_an_uninterrupted_one_saves() {
+    let _serial = serial();
+    let (data, vectors, dir, _) = toy_run();
+    for averaging in [
+        ansel_efficient::Averaging::Ema { decay: 0.8 },
+        ansel_efficient::Averaging::Epochs { last: 2 },
+    ] {
+        let setup = |name: &str| {
+            let out = dir
+                .path()
+                .join(format!("{name}-{averaging:?}"))
+                .join("model");
+            let mut opts = options(
+                Architecture::Cosinenet,
+                Loss::Listwise,
+                RnnKind::Birnn,
+                &out,
+            );
+            opts.epochs = 3;
+            opts.patience = 3;
+            opts.averaging = averaging;
+            opts
+        };
+        let full = setup("full");
+        train_with_vectors(&full, Some(&vectors), &data, &data).unwrap();
+        let mut cut = setup("cut");
+        cut.interrupt_after = Some(1);
+        assert!(train_with_vectors(&cut, Some(&vectors), &data, &data).is_err());
+        cut.interrupt_after = None;
+        cut.resume = true;
+        train_with_vectors(&cut, None, &data, &data).unwrap();
+        let gap = largest_gap(&saved_weights(&full.out), &saved_weights(&cut.out));
+        assert!(gap < 1e-6, "{averaging:?}: resumed run differs by {gap}");
+    }
+}
+
+#[test]
+fn init_starts_from_exactly_the_saved_weights_and_a_bad_folder_is_named() {
+    let _serial = serial();
+    let (data, vectors, dir, first) = toy_run();
+    let mut opts = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::Birnn,
+        &first,
+    );
+    opts.epochs = 2;
+    train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
+    // Zero epochs after --init: the saved model is the initial weights, which must be the
+    // first model's (every trainable weight; the embedding table is rebuilt from the vectors).
+    let second = dir.path().join("second");
+    let mut adapt = options(
+        Architecture::Cosinenet,
+        Loss::Listwise,
+        RnnKind::Birnn,
+        &second,
+    );
+    adapt.init = Some(first.clone());
+    adapt.epochs = 1;
+    adapt.lr = Some(0.0);
+    adapt.keep_checkpoint = true;
+    train_with_vectors(&adapt, Some(&vectors), &data, &data).unwrap();
+    let gap = largest_gap(&saved_weights(&first), &saved_weights(&second));
+    assert!(gap < 1e-7, "--init weights differ by {gap}");
+    let card = ModelCard::read(&second).unwrap();
+    assert_eq!(
+        card.training.as_ref().unwrap().hyperparameters["init"],
+        first.display().to_string()
+    );
+    // Without --init the same zero-lr run keeps fresh weights: the check above can fail.
+    adapt.init = None;
+    train_with_vectors(&adapt, Some(&vectors), &data, &data).unwrap();
+    assert!(largest_gap(&saved_weights(&first), &saved_weights(&second)) > 1e-3);
+
+    // A folder without a model names the card it looked for.
+    adapt.init = Some(dir.path().join("nothing"));
+    let err = train_with_vectors(&adapt, Some(&vectors), &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("nothing") && err.contains("model.json"),
+        "{err}"
+    );
+    // Other sizes: the tensor and the file are named.
+    adapt.init = Some(first.clone());
+    adapt.hidden = Some(8);
+    let err = train_with_vectors(&adapt, Some(&vectors), &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("weights.safetensors") && err.contains("shape"),
+        "{err}"
+    );
+    // Another architecture is refused by name.
+    let mut other = options(Architecture::Relcnn, Loss::Listwise, RnnKind::None, &second);
+    other.init = Some(first);
+    let err = train_with_vectors(&other, Some(&vectors), &data, &data)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("relcnn") || err.contains("cosinenet"), "{err}");
+}

@@ -2,7 +2,7 @@
 
 use super::train::TrainArgs;
 use ansel_efficient::{
-    Architecture, Distillation, EfficientRanker, Loss, RnnKind, Teacher, TrainOptions,
+    Architecture, Averaging, Distillation, EfficientRanker, Loss, RnnKind, Teacher, TrainOptions,
 };
 use ansel_model::{ModelCard, Ranker};
 use ansel_vectors::VectorSource;
@@ -72,6 +72,18 @@ pub struct EfficientArgs {
     /// Keep OUT.training/ after finishing, so that `--resume --epochs N` can train further.
     #[arg(long)]
     pub keep_checkpoint: bool,
+    /// Keep an exponential moving average of the weights (this decay per step, in [0, 1));
+    /// dev MAP and the saved model use the averaged weights.
+    #[arg(long, conflicts_with = "average_epochs")]
+    pub ema: Option<f64>,
+    /// Average the weights of the last N epochs' ends; dev MAP and the saved model use the
+    /// average.
+    #[arg(long)]
+    pub average_epochs: Option<usize>,
+    /// Start from the trained weights of this saved model of the same kind and sizes
+    /// (transfer, then adapt: e.g. a model distilled on TrecQA, then WikiQA).
+    #[arg(long)]
+    pub init: Option<std::path::PathBuf>,
 }
 
 fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
@@ -94,6 +106,14 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.split_relatedness = e.split_relatedness;
     opts.vector_cache = Some(e.encoded_vectors_cache.clone());
     opts.keep_checkpoint = e.keep_checkpoint;
+    opts.init = e.init.clone();
+    opts.averaging = match (e.ema, e.average_epochs) {
+        (Some(decay), _) => Averaging::Ema { decay },
+        (None, Some(last)) => Averaging::Epochs { last },
+        (None, None) => Averaging::None,
+    }
+    .validate()
+    .map_err(anyhow::Error::msg)?;
     opts.seed = args.seed;
     opts.patience = args.patience;
     opts.resume = args.resume;
