@@ -508,8 +508,11 @@ if only_pv:
         "base's ONNX Runtime fp32 export (tch's scores to 1e-7; the base row is that export's evaluation). Graph and GCN "
         "as in eqag.md (K_rows 5, 2-layer GCN with root weight, 8 hidden, Adam 0.01, BCE, up to 200 epochs, early stopping "
         "on dev MAP); sweep grid of eqag-oof.md / eqag-cross-encoder.md (36 settings: K_intra {1, 3, 5} x th_intra {0, 0.5} "
-        "x K_inter {3, 10} x th_inter {0, 0.5, 0.9}, seed 42, best dev MAP), variant T+ only (the time this session had); "
-        "test rows: seeds 1, 2, 3 of the chosen setting (mean ± sample std).",
+        "x K_inter {3, 10} x th_inter {0, 0.5, 0.9}, seed 42, best dev MAP), for T+, and for TA and T+- too where the GCN "
+        "is fitted on the training nodes (the `-fod` runs have T+ only: the time this session had); test rows: seeds "
+        "1, 2, 3 of the chosen setting (mean ± sample std). The last two sections use a base that never saw WikiQA "
+        "(`runs/minilm-trecqa-transfer-all`, TANDA step 1 on TrecQA only, as in eqag-cross-encoder.md; not in the "
+        "repository), so that the training nodes' base scores are out of sample and cannot stand in for the labels.",
         "",
     ]
 elif only_features:
