@@ -6,6 +6,8 @@
 #   bash scripts/bench-eqag.sh [all|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]
 #   bash scripts/bench-eqag.sh [oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report]
 #   bash scripts/bench-eqag.sh [ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report]
+#   bash scripts/bench-eqag.sh [pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report]
+#   (pv-wikiqa / pv-trecqa: PV_FIT=dev fits the GCN on half of dev; PV_VARIANTS="ta t+ t+-" adds TA and T+-)
 #
 # `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
 # rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
@@ -29,7 +31,7 @@ step=${1:-all}
 ansel=${ANSEL:-./target/release/ansel}
 D=../shared/data
 W=target/eqag
-case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; esac
+case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; pv*) W=target/eqag-pv ;; esac
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
 [ -x "$ansel" ] || cargo build --release -q -p ansel
@@ -60,7 +62,7 @@ cache() {
 run() {
   local by=${INTER_BY:-row}
   local fod=${FIT_ON_DEV:+--fit-on-dev}
-  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}${OOF_FOLDS:+-oof}${DIRECTED:+-dir}
+  local ds=$1 base=$2 clean=$3 tag=$1-$(basename "$2")$([ "$by" = row ] || echo "-$by")${NODE_FEATURES:+-nf}${FIT_ON_DEV:+-fod}${OOF_FOLDS:+-oof}${DIRECTED:+-dir}${TAG:+-$TAG}
   local nf=(); [ -z "${NODE_FEATURES:-}" ] || nf=(--node-features "$NODE_FEATURES")
   local oof=(); [ -z "${OOF_FOLDS:-}" ] || oof=(--oof-folds "$OOF_FOLDS" --oof-cache $W/oof-cache)
   local grid=(); [ -z "${SWEEP_GRID:-}" ] || read -r -a grid <<< "$SWEEP_GRID"
@@ -307,7 +309,65 @@ ce_train_quality() {  # DATASET SCORER TAG
   $ansel eval-trec --qrels $dir/qrels.txt --run $dir/base.run --clean --json > $W/results/$3-train-base.json
 }
 
+# Extension (`pv*`, docs/results/eqag-pair-vec.md; work files in target/eqag-pv): node features
+# that differ per candidate: `pair-vec` ([q*a ; |q-a|] of the MiniLM bi-encoder's unit vectors,
+# PCA fitted on the training nodes, whitened) next to [base, z(base), z(lexical)], with
+# inter-row edges by answer similarity. Bases as in eqag-features.md, scored once by their fp32
+# ONNX Runtime export (tch's scores to 1e-7).
+pv_cache() {
+  for s in train dev test; do
+    cache wikiqa $s $(fp32 models/minilm-l6-wikiqa) > /dev/null
+    cache trecqa $s $(fp32 models/minilm-l6-tanda) > /dev/null
+  done
+}
+# pv_run DATASET BASE LEXICAL: the pair-vec variant (tag "-pv"), its control without pair-vec
+# (same edges, fitting and grid), and the no-graph peer BASE+LEXICAL. PV_FIT=dev fits the GCN on
+# half of dev (as the nf-fod rows of eqag-features.md); anything else, on the training nodes.
+PV_GRID="--sweep-k-intra 1,3,5 --sweep-th-intra 0,0.5 --sweep-k-inter 3,10 --sweep-th-inter 0,0.5,0.9"
+pv_run() {
+  local sc=$(fp32 "$2") fod=; [ "${PV_FIT:-train}" = dev ] && fod=1
+  SCORER=$sc SKIP_LIVE=1 FIT_ON_DEV=$fod INTER_BY=answer SWEEP_GRID="$PV_GRID" VARIANTS="${PV_VARIANTS:-t+}" \
+    NODE_FEATURES=base,$3,pair-vec TAG=pv run "$1" "$2" "--clean"
+  SCORER=$sc SKIP_LIVE=1 FIT_ON_DEV=$fod INTER_BY=answer SWEEP_GRID="$PV_GRID" VARIANTS="${PV_VARIANTS:-t+}" \
+    NODE_FEATURES=base,$3 run "$1" "$2" "--clean"
+  fusion "$1" "$2+$3" "$1-$(basename "$2")-answer-nf${fod:+-fod}-pv"
+  cp $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-pv-fusion.json $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-fusion.json
+}
+# The committed-path check: seed 1 of the WikiQA pair-vec model scored live (no caches) gives the
+# cached run's numbers, and its graph step stays cheap with 2,000+ stored questions.
+pv_live() {
+  local tag=wikiqa-minilm-l6-wikiqa-answer-nf$([ "${PV_FIT:-train}" != dev ] || echo -fod)-pv
+  ANSEL_EQAG_BASE_CACHE= ANSEL_EQAG_VECTOR_CACHE= $ansel eval --data $W/data/wikiqa-test.tsv --clean \
+    --model $W/runs/$tag-t+-s1 --json > $W/results/$tag-t+-s1-live.json
+}
+# Latency with >= 2,000 stored training questions: every WikiQA train question (2,118), the
+# Cosinenet base (as `latency`), pair-vec node features and inter-row edges by answer.
+pv_latency() {
+  local out=$W/runs/latency-wikiqa-all-cosinenet-pv
+  if [ ! -s $out/model.json ]; then
+    $ansel train --model eqag --base models/cosinenet-wikiqa --feature minmax --all-questions \
+      --train $D/wikiqa/WikiQA-train.tsv --dev $W/data/wikiqa-dev.tsv --variant t+ --inter-by answer \
+      --node-features base,wo-rr,pair-vec --vector-cache $W/cache/minilm-vectors-latency.bin \
+      --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
+  fi
+  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
+  cat $W/results/latency.json
+}
+
 case $step in
+  pv-cache) pv_cache ;;
+  pv) pv_cache; pv_run wikiqa models/minilm-l6-wikiqa wo-rr; pv_run trecqa models/minilm-l6-tanda wo
+      PV_FIT=dev pv_run wikiqa models/minilm-l6-wikiqa wo-rr; PV_FIT=dev pv_run trecqa models/minilm-l6-tanda wo
+      PV_VARIANTS="ta t+ t+-" pv_run wikiqa models/minilm-l6-wikiqa wo-rr
+      PV_VARIANTS="ta t+ t+-" pv_run trecqa models/minilm-l6-tanda wo
+      PV_VARIANTS="ta t+ t+-" pv_run wikiqa $TRANSFER_ALL wo-rr; pv_live; pv_latency ;;
+  pv-wikiqa) pv_run wikiqa models/minilm-l6-wikiqa wo-rr ;;
+  pv-trecqa) pv_run trecqa models/minilm-l6-tanda wo ;;
+  # A base that never saw WikiQA (as eqag-cross-encoder.md): the training nodes' scores are out of sample.
+  pv-transfer) pv_run wikiqa $TRANSFER_ALL wo-rr ;;  # PV_VARIANTS as above
+  pv-live) pv_live ;;
+  pv-latency) pv_latency ;;
+  pv-report) ;;
   ce) ce_cache; ce_run wikiqa $TRANSFER_ALL; ce_run trecqa models/minilm-l6-wikiqa
       ce_run wikiqa models/minilm-l6-tanda-all-2ep; ce_answer; ce_trecqaall ;;
   ce-cache) ce_cache ;;
@@ -340,9 +400,11 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
+  pv-cache) ;;
+  pv*) python3 scripts/eqag-report.py $W/results docs/results/eqag-pair-vec.md pv ;;
   oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;
   ce*) python3 scripts/eqag-report.py $W/results docs/results/eqag-cross-encoder.md ce ;;
   features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;

@@ -16,14 +16,17 @@
 //!   their labels are never read.
 //!
 //! - Extension (not the paper): `node_features` ([`features`]) appends standardised columns
-//!   (the base score's z-score, lexical rankers, the bi-encoder cosine) to each node's input.
+//!   (the base score's z-score, lexical rankers, the bi-encoder cosine) to each node's input,
+//!   or (`pair-vec`) PCA components of the bi-encoder's question-answer pair vector, which
+//!   differ per candidate in many directions (the PCA, fitted on training nodes, is stored).
 //! - Extension (not the paper): [`oof`] gives the training rows out-of-fold base scores
 //!   (each fold scored by a base ranker trained without it), so that the GCN learns from
 //!   scores distributed like those of unseen questions.
 //!
 //! A model directory holds `model.json` (the base ranker and bi-encoder by relative path,
 //! graph settings), `gcn.json` (weights), `rows.json` (training rows: features, labels,
-//! neighbours) and `questions.f32` (normalised training-question vectors).
+//! neighbours) and `questions.f32` (normalised training-question vectors); `answers.f32`
+//! (training answer vectors) with inter-row edges by answer, `pair-pca.json` with `pair-vec`.
 
 pub mod cache;
 pub mod features;
@@ -33,7 +36,7 @@ pub mod oof;
 pub mod search;
 
 pub use cache::{CachedRanker, ScoreCache};
-pub use features::Extras;
+pub use features::{Extras, PairPca};
 pub use graph::{Feature, GraphParams, InterBy, Variant};
 
 use ansel_data::Question;
@@ -53,6 +56,7 @@ const GCN_FILE: &str = "gcn.json";
 const ROWS_FILE: &str = "rows.json";
 const VECTORS_FILE: &str = "questions.f32";
 const ANSWERS_FILE: &str = "answers.f32";
+const PCA_FILE: &str = "pair-pca.json";
 
 /// The card's `config`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -144,6 +148,10 @@ pub struct Eqag {
     answers: Option<Vec<f32>>,
     /// GCN inputs of the training nodes (base feature, then the extra columns).
     x: Vec<f32>,
+    /// Extra values per node (`features::width` of `config.node_features`).
+    extra_width: usize,
+    /// The `pair-vec` PCA, fitted on the training nodes (with a `pair-vec` column only).
+    pub pca: Option<PairPca>,
     pub gcn: Gcn,
 }
 
@@ -177,7 +185,7 @@ impl Eqag {
 
     /// Features per node: the base feature and the extra columns.
     pub fn inputs(&self) -> usize {
-        1 + self.config.node_features.len()
+        1 + self.extra_width
     }
 
     /// GCN scores of an unseen question row (`extra`: its extra node features).
@@ -319,8 +327,14 @@ pub fn build(
     base_is_dir: bool,
     qq_encoder: &str,
     dim: usize,
-    columns: &[String],
+    extras: &Extras,
 ) -> Result<Eqag> {
+    let width = extras.len();
+    if extras.pair_vec().is_some() && extras.pair_pca().is_none() {
+        return Err(ModelError::Backend(
+            "node feature `pair-vec`: fit its PCA on the training nodes before building".into(),
+        ));
+    }
     let mut stored = StoredRows {
         ids: Vec::new(),
         rows: Vec::new(),
@@ -331,13 +345,13 @@ pub fn build(
     };
     for (i, (q, s)) in train.questions.iter().zip(&train.scores).enumerate() {
         let extra = train.extra.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        if extra.len() != q.candidates.len() * columns.len() {
+        if extra.len() != q.candidates.len() * width {
             return Err(ModelError::Backend(format!(
                 "training question {}: {} extra features for {} candidates x {} columns",
                 q.id,
                 extra.len(),
                 q.candidates.len(),
-                columns.len()
+                width
             )));
         }
         stored.extra.extend(extra);
@@ -381,7 +395,7 @@ pub fn build(
         training_rows: stored.rows.len(),
         training_nodes: stored.features.len(),
         training_edges: graph.edges(),
-        node_features: columns.to_vec(),
+        node_features: extras.names.clone(),
     };
     let x = features::interleave(&stored.features, &stored.extra);
     Ok(Eqag {
@@ -392,8 +406,10 @@ pub fn build(
         degrees,
         answers,
         x,
+        extra_width: width,
+        pca: extras.pair_pca().cloned(),
         gcn: Gcn {
-            inputs: 1 + columns.len(),
+            inputs: 1 + width,
             hidden: 0,
             root: false,
             w1: vec![],
@@ -589,6 +605,12 @@ impl Eqag {
                 let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
                 write_atomic(&dir.join(ANSWERS_FILE), &bytes)?;
             }
+            if let Some(p) = &self.pca {
+                write_atomic(
+                    &dir.join(PCA_FILE),
+                    &serde_json::to_vec(p).expect("PCA serializes"),
+                )?;
+            }
             card.write(dir)
         })
     }
@@ -628,10 +650,16 @@ impl Eqag {
             .collect();
         let dim = vectors.len() / stored.rows.len();
         let last = stored.rows.last().map_or(0, |r| r.start + r.len);
-        let inputs = 1 + config.node_features.len();
+        let width = features::width(&config.node_features).map_err(|e| {
+            format(
+                ansel_model::CARD_FILE,
+                format!("field `config.node_features`: {e}"),
+            )
+        })?;
+        let inputs = 1 + width;
         let consistent = stored.features.len() == last
             && stored.labels.len() == last
-            && stored.extra.len() == last * config.node_features.len()
+            && stored.extra.len() == last * width
             && gcn.inputs == inputs
             && gcn.w1.len() == gcn.hidden * inputs
             && stored.neighbours.len() == stored.rows.len()
@@ -669,6 +697,28 @@ impl Eqag {
         } else {
             None
         };
+        let pca = match config
+            .node_features
+            .iter()
+            .find_map(|n| features::pair_vec_dims(n))
+        {
+            None => None,
+            Some(dims) => {
+                let dims = dims.map_err(|e| format(ansel_model::CARD_FILE, e))?;
+                let pca: PairPca = serde_json::from_slice(&read(PCA_FILE)?)
+                    .map_err(|e| format(PCA_FILE, format!("line {}: {e}", e.line())))?;
+                if !pca.consistent(2 * dim, dims) {
+                    return Err(format(
+                        PCA_FILE,
+                        format!(
+                            "expected {dims} axes of {} floats (pair vectors of {dim}-d question vectors)",
+                            2 * dim
+                        ),
+                    ));
+                }
+                Some(pca)
+            }
+        };
         let graph = stored.training_graph(answers.as_deref(), &config.graph);
         let degrees = graph.degrees();
         let x = features::interleave(&stored.features, &stored.extra);
@@ -680,6 +730,8 @@ impl Eqag {
             degrees,
             answers,
             x,
+            extra_width: width,
+            pca,
             gcn,
         })
     }
@@ -718,7 +770,8 @@ impl EqagRanker {
         resolve: impl FnMut(&str) -> Result<Box<dyn Ranker>>,
     ) -> Result<EqagRanker> {
         let model = Eqag::load(dir, card)?;
-        let extras = Extras::new(&model.config.node_features, resolve)?;
+        let mut extras = Extras::new(&model.config.node_features, resolve)?;
+        extras.set_pair_pca(model.pca.clone())?;
         let encoder = QuestionEncoder::load(&dir.join(&model.config.qq_encoder))?;
         if encoder.dim != model.search.dim {
             return Err(ModelError::Format {

@@ -124,7 +124,7 @@ fn built(
     train: &Prepared,
     params: &GraphParams,
     random_init: bool,
-    columns: &[String],
+    extras: &Extras,
 ) -> Result<Eqag> {
     build(
         train,
@@ -135,7 +135,7 @@ fn built(
         false,
         "e",
         8,
-        columns,
+        extras,
     )
 }
 
@@ -164,7 +164,7 @@ fn fitted_by(variant: Variant, random_init: bool, inter_by: InterBy) -> (Eqag, P
             ..params(variant)
         },
         random_init,
-        &[],
+        &Extras::default(),
     )
     .unwrap();
     let opts = fit_options(30, false);
@@ -296,7 +296,7 @@ fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
         b.answers.as_ref().unwrap()[..8],
         dev.answers.as_ref().unwrap()[6 * 8..7 * 8]
     );
-    let mut model = built(&train, &params(Variant::Ta), false, &[]).unwrap();
+    let mut model = built(&train, &params(Variant::Ta), false, &Extras::default()).unwrap();
     let opts = fit_options(20, true);
     let fit = fit(&mut model, &dev, &opts).unwrap();
     assert_eq!(fit.dev.questions(), 8);
@@ -325,8 +325,7 @@ fn relative_paths_walk_up_from_the_model_directory() {
 fn fitted_with_extras(fit_on_dev: bool) -> (Eqag, Prepared) {
     let train = with_extras(synthetic(60, 1, "t"));
     let dev = with_extras(synthetic(16, 2, "d"));
-    let names = extras().names;
-    let mut model = built(&train, &params(Variant::TPlus), false, &names).unwrap();
+    let mut model = built(&train, &params(Variant::TPlus), false, &extras()).unwrap();
     let opts = fit_options(30, fit_on_dev);
     fit(&mut model, &dev, &opts).unwrap();
     (model, dev)
@@ -438,8 +437,7 @@ fn extra_features_keep_test_labels_out_and_round_trip() {
 #[test]
 fn a_training_set_without_its_extra_columns_is_refused() {
     let train = synthetic(10, 1, "t");
-    let names = extras().names;
-    let err = built(&train, &params(Variant::Ta), false, &names)
+    let err = built(&train, &params(Variant::Ta), false, &extras())
         .err()
         .unwrap()
         .to_string();
@@ -460,7 +458,7 @@ fn directed_inter_edges_keep_labels_out_of_the_training_graph() {
                 ..params(Variant::TPlus)
             },
             false,
-            &[],
+            &Extras::default(),
         )
         .unwrap();
         let rows = &model.stored.rows;
@@ -497,5 +495,150 @@ fn directed_inter_edges_keep_labels_out_of_the_training_graph() {
             assert!(!extra.is_empty());
             assert!(extra.iter().all(|&i| model.stored.labels[i]), "{extra:?}");
         }
+    }
+}
+
+/// Extras [base, pair-vec:4] with the PCA fitted on `train`'s nodes.
+fn pair_extras(train: &Prepared) -> Extras {
+    let names: Vec<String> = ["base", "pair-vec:4"].map(String::from).to_vec();
+    let mut x = Extras::new(&names, |n| {
+        Err(ModelError::Backend(format!("no ranker {n} in this test")))
+    })
+    .unwrap();
+    let a = train.answers.as_deref().unwrap();
+    x.fit_pair_pca(&train.questions, &train.vectors, a, 8)
+        .unwrap();
+    x
+}
+
+#[test]
+fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
+    let train = synthetic(60, 1, "t");
+    let x = pair_extras(&train);
+    assert_eq!(x.len(), 5);
+    assert!(x.needs_answers());
+    let pca = x.pair_pca().unwrap();
+    assert!(pca.consistent(16, 4));
+    assert!(
+        pca.variance.windows(2).all(|w| w[0] >= w[1]),
+        "{:?}",
+        pca.variance
+    );
+    // Over the training nodes each component has mean 0 and variance 1, and two components
+    // are uncorrelated.
+    let f = train.extra_features(&x, 8).unwrap();
+    let rows: Vec<&[f32]> = f.iter().flat_map(|q| q.chunks_exact(5)).collect();
+    assert_eq!(rows.len(), 360);
+    let n = rows.len() as f32;
+    for c in 1..5 {
+        let mean = rows.iter().map(|r| r[c]).sum::<f32>() / n;
+        let var = rows.iter().map(|r| (r[c] - mean).powi(2)).sum::<f32>() / (n - 1.0);
+        assert!(
+            mean.abs() < 1e-3 && (var - 1.0).abs() < 1e-2,
+            "{c}: {mean} {var}"
+        );
+    }
+    let cov = rows.iter().map(|r| r[1] * r[2]).sum::<f32>() / (n - 1.0);
+    assert!(cov.abs() < 1e-2, "{cov}");
+    // The columns differ between a question's candidates (unlike a scalar per question)...
+    let q0: Vec<f32> = f[0].chunks_exact(5).map(|r| r[1]).collect();
+    assert!(q0.iter().any(|v| (v - q0[0]).abs() > 1e-3), "{q0:?}");
+    // ...and are the projection of [q*a ; |q-a|].
+    let a = train.answers.as_deref().unwrap();
+    let pair = features::pair_vector(&train.vectors[..8], &a[8..16]);
+    assert_eq!(pair[0], train.vectors[0] * a[8]);
+    assert_eq!(pair[8], (train.vectors[0] - a[8]).abs());
+    assert_eq!(&f[0][5 + 1..5 + 5], pca.project(&pair).as_slice());
+    // Labels reach neither the PCA nor the features.
+    let mut unlabelled = train.clone();
+    for q in &mut unlabelled.questions {
+        for c in &mut q.candidates {
+            c.label = None;
+        }
+    }
+    let y = pair_extras(&unlabelled);
+    assert_eq!(y.pair_pca(), x.pair_pca());
+    assert_eq!(unlabelled.extra_features(&y, 8).unwrap(), f);
+    // Errors, not panics: no PCA yet, a bad N, two pair-vec columns, a PCA of another size.
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let none = |_: &str| -> Result<Box<dyn Ranker>> { Ok(Box::new(Length)) };
+    let unfitted = Extras::new(&names(&["pair-vec"]), none).unwrap();
+    assert_eq!(unfitted.len(), features::PAIR_VEC_DIMS);
+    let err = train
+        .extra_features(&unfitted, 8)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("PCA"), "{err}");
+    assert!(built(&train, &params(Variant::Ta), false, &unfitted).is_err());
+    assert!(Extras::new(&names(&["pair-vec:0"]), none).is_err());
+    assert!(Extras::new(&names(&["pair-vec:x"]), none).is_err());
+    assert!(Extras::new(&names(&["pair-vec", "pair-vec:4"]), none).is_err());
+    assert_eq!(
+        features::width(&names(&["base", "pair-vec:7", "wo"])).unwrap(),
+        9
+    );
+    let mut other = Extras::new(&names(&["pair-vec:3"]), none).unwrap();
+    assert!(other.set_pair_pca(x.pair_pca().cloned()).is_err());
+}
+
+#[test]
+fn pair_vec_models_keep_test_labels_out_and_round_trip_with_their_pca() {
+    let mut train = synthetic(60, 1, "t");
+    let x = pair_extras(&train);
+    train.extra = train.extra_features(&x, 8).unwrap();
+    let mut dev = synthetic(16, 2, "d");
+    dev.extra = dev.extra_features(&x, 8).unwrap();
+    for fit_on_dev in [false, true] {
+        let p = GraphParams {
+            inter_by: InterBy::Answer,
+            ..params(Variant::TPlus)
+        };
+        let mut model = built(&train, &p, false, &x).unwrap();
+        assert_eq!(model.inputs(), 6);
+        fit(&mut model, &dev, &fit_options(30, fit_on_dev)).unwrap();
+        let mut test = synthetic(12, 3, "x");
+        test.extra = test.extra_features(&x, 8).unwrap();
+        let before = score_prepared(&model, &test);
+        // The pair-vec columns (values 1..5 of a node's 5 extras) change the scores...
+        let mut shifted = test.clone();
+        for e in &mut shifted.extra {
+            for r in e.chunks_exact_mut(5) {
+                r[2] += 1.0;
+            }
+        }
+        assert_ne!(score_prepared(&model, &shifted), before);
+        // ...test labels do not (features recomputed from the flipped questions).
+        let mut flipped = test.clone();
+        for q in &mut flipped.questions {
+            for c in &mut q.candidates {
+                c.label = c.label.map(|l| !l);
+            }
+        }
+        flipped.extra = flipped.extra_features(&x, 8).unwrap();
+        assert_eq!(score_prepared(&model, &flipped), before);
+        // Save and load: the PCA comes back, and the scores are the same.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m");
+        model
+            .save(&out, "x", ansel_model::TrainingRecord::default())
+            .unwrap();
+        let card = ModelCard::read(&out).unwrap();
+        let back = Eqag::load(&out, &card).unwrap();
+        assert_eq!(back.pca.as_ref(), x.pair_pca());
+        assert_eq!(score_prepared(&back, &test), before);
+        let mut y = Extras::new(&back.config.node_features, |_| Ok(Box::new(Length))).unwrap();
+        y.set_pair_pca(back.pca.clone()).unwrap();
+        assert_eq!(test.extra_features(&y, 8).unwrap(), test.extra);
+        // A missing or mis-sized PCA file is reported with its name.
+        let pca_file = out.join(PCA_FILE);
+        let mut small = back.pca.clone().unwrap();
+        small.mean.pop();
+        std::fs::write(&pca_file, serde_json::to_vec(&small).unwrap()).unwrap();
+        let err = Eqag::load(&out, &card).err().unwrap().to_string();
+        assert!(err.contains(PCA_FILE), "{err}");
+        std::fs::remove_file(&pca_file).unwrap();
+        let err = Eqag::load(&out, &card).err().unwrap().to_string();
+        assert!(err.contains(PCA_FILE), "{err}");
     }
 }

@@ -106,6 +106,110 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
     );
 }
 
+/// `--node-features ...,pair-vec:N`: the PCA is fitted on the training nodes and stored beside
+/// the model; `rank` through the directory reads it back, and test labels do not move scores.
+#[test]
+fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let encoder = root.join("vendor/models/all-minilm-l6-v2");
+    if !encoder.join("model.safetensors").is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have vendor/models"
+        );
+        eprintln!("skipped: no vendor/models/all-minilm-l6-v2");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eqag-pv");
+    let sample = root.join("examples/sample-questions.jsonl");
+    let s = |p: &Path| p.display().to_string();
+    let train = |features: &str, out: &Path| {
+        ansel(&[
+            "train",
+            "--model",
+            "eqag",
+            "--base",
+            "wo",
+            "--feature",
+            "minmax",
+            "--variant",
+            "t+",
+            "--inter-by",
+            "answer",
+            "--node-features",
+            features,
+            "--train",
+            &s(&sample),
+            "--dev",
+            &s(&sample),
+            "--qq-encoder",
+            &s(&encoder),
+            "--epochs",
+            "10",
+            "--threads",
+            "1",
+            "--out",
+            &s(out),
+        ])
+    };
+    ok(&train("base,pair-vec:4", &out));
+    let card: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    assert_eq!(
+        card["config"]["node_features"],
+        serde_json::json!(["base", "pair-vec:4"])
+    );
+    let pca = &card["training"]["hyperparameters"]["pair_vec_pca"];
+    assert_eq!(
+        (pca["input"].as_u64(), pca["dims"].as_u64()),
+        (Some(768), Some(4))
+    );
+    assert!(out.join("pair-pca.json").is_file());
+    let ranked = ok(&ansel(&[
+        "rank",
+        "--data",
+        &s(&sample),
+        "--model",
+        &s(&out),
+    ]));
+    assert_eq!(ranked.lines().count(), 5);
+    let flipped: String = std::fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut q: serde_json::Value = serde_json::from_str(l).unwrap();
+            for c in q["candidates"].as_array_mut().unwrap() {
+                c["label"] = serde_json::json!(1 - c["label"].as_i64().unwrap());
+            }
+            format!("{q}\n")
+        })
+        .collect();
+    let flipped_path = dir.path().join("flipped.jsonl");
+    std::fs::write(&flipped_path, flipped).unwrap();
+    let again = ok(&ansel(&[
+        "rank",
+        "--data",
+        &s(&flipped_path),
+        "--model",
+        &s(&out),
+    ]));
+    let scores = |text: &str| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["scores"].clone())
+            .collect()
+    };
+    assert_eq!(scores(&ranked), scores(&again));
+    // Without its PCA file the directory is refused, naming the file; a bad N is refused.
+    std::fs::remove_file(out.join("pair-pca.json")).unwrap();
+    let err = ansel(&["rank", "--data", &s(&sample), "--model", &s(&out)]);
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("pair-pca.json"));
+    let err = train("base,pair-vec:0", &dir.path().join("bad"));
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("pair-vec:N"));
+}
+
 /// `--oof-folds` over an efficient base: every training question is scored by a fold ranker
 /// retrained (with the base's recipe) on the other folds, the scores are cached and reused,
 /// and a base too expensive to retrain is refused with the way out.

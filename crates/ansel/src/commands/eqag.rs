@@ -64,7 +64,9 @@ pub struct EqagArgs {
     /// Extension (not the paper): extra node features after the base feature, comma-separated,
     /// each z-scored within the question: `base` (the base scores), `cos` (bi-encoder
     /// question-candidate cosine), `wo`, `wo-rr`, `rr` (lexical rankers; `rr` and `wo-rr` need
-    /// document order, as in WikiQA).
+    /// document order, as in WikiQA); and `pair-vec` or `pair-vec:N` (N columns, default 16:
+    /// the bi-encoder pair vector [q*a ; |q-a|] on the first N principal axes of the training
+    /// nodes' pair vectors, whitened; the PCA is stored in the model directory).
     #[arg(long, value_delimiter = ',')]
     pub node_features: Vec<String>,
     /// RI sanity check: random node features in [0, 1) instead of base scores.
@@ -163,7 +165,7 @@ fn node_ranker(name: &str) -> ansel_model::Result<Box<dyn Ranker>> {
         return Err(ansel_model::ModelError::Unsupported {
             model: ansel_graph::KIND.into(),
             message: format!(
-                "unknown node feature {name:?} (known: base, cos, {})",
+                "unknown node feature {name:?} (known: base, cos, pair-vec, pair-vec:N, {})",
                 NODE_RANKERS.join(", ")
             ),
         });
@@ -253,11 +255,24 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     let inter_by = InterBy::parse(&e.inter_by).ok_or_else(|| anyhow!("unknown --inter-by"))?;
     let answers = inter_by == InterBy::Answer;
     let cache = e.vector_cache.as_deref();
-    let extras = Extras::new(&e.node_features, node_ranker).context("--node-features")?;
+    let mut extras = Extras::new(&e.node_features, node_ranker).context("--node-features")?;
     let (train_base, train_scores_record) =
         training_scores(args, base_spec, &train_qs, &pool, &dev_qs)?;
     let train_base: &dyn Ranker = train_base.as_deref().unwrap_or(base.as_ref());
-    let train = Prepared::new(train_qs, train_base, &encoder, answers, cache, &extras)?;
+    // The training rows' extra features come after the `pair-vec` PCA is fitted on them.
+    let mut train = Prepared::new(
+        train_qs,
+        train_base,
+        &encoder,
+        answers || extras.needs_answers(),
+        cache,
+        &Extras::default(),
+    )?;
+    if extras.pair_vec().is_some() {
+        let a = train.answers.as_deref().unwrap_or_default();
+        extras.fit_pair_pca(&train.questions, &train.vectors, a, encoder.dim)?;
+    }
+    train.extra = train.extra_features(&extras, encoder.dim)?;
     let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
     let base_is_dir = Path::new(base_spec).is_dir();
     let base_ref = if base_is_dir {
@@ -320,7 +335,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
             base_is_dir,
             &encoder_ref,
             encoder.dim,
-            &e.node_features,
+            &extras,
         )?;
         let result = fit(&mut model, &dev, &fit_opts)?;
         let map = result.dev.metric("MAP").unwrap_or(0.0);
@@ -362,6 +377,10 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         hyperparameters: serde_json::json!({
             "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
             "node_features": e.node_features,
+            "pair_vec_pca": model.pca.as_ref().map(|p| serde_json::json!({
+                "fitted_on": "training nodes (pair vectors only, no labels)", "nodes": model.config.training_nodes,
+                "input": p.input, "dims": p.dims, "variance": p.variance,
+            })),
             "train_scores": train_scores_record,
             "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
             "fit_on": if e.fit_on_dev { "even dev questions (early stopping and sweep on the odd ones)" } else { "training nodes" },
@@ -597,6 +616,8 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
         "stored_training_questions": ranker.model.training_rows(),
         "stored_training_nodes": ranker.model.config.training_nodes,
         "stored_training_edges": ranker.model.config.training_edges,
+        "node_features": ranker.model.config.node_features,
+        "inter_by": ranker.model.config.graph.inter_by,
         "questions": questions.len(),
         "candidates_mean": questions.iter().map(|q| q.candidates.len()).sum::<usize>() as f64 / questions.len() as f64,
         "threads": args.threads,
