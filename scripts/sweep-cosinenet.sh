@@ -369,6 +369,8 @@ distill=(
   "distill-t1-w1-t1-unanswered-dropout-0.3-ema-0.995|$t1 --distill-weight 1 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
   "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-hidden-300|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --hidden 300"
   "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-epochs-8|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --epochs 8"
+  # Richer vectors under the teacher: spaCy md 300d (below GloVe without a teacher, round 1).
+  "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-spacy|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --vectors spacy"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
