@@ -2,7 +2,7 @@
 
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_efficient::{
-    train_with_vectors, Architecture, EfficientRanker, Loss, RnnKind, TrainOptions,
+    train_with_vectors, Architecture, EfficientRanker, Loss, RnnKind, TrainOptions, TrainSummary,
 };
 use ansel_eval::{evaluate, Filter};
 use ansel_model::{ModelCard, Ranker};
@@ -271,6 +271,26 @@ fn largest_gap(
         .fold(0.0, f64::max)
 }
 
+/// Trains `opts` until it is killed right after epoch 1's checkpoint, lets `damage` touch that
+/// checkpoint's optimizer state, then resumes it (without vectors, as a user's resume would).
+fn killed_after_epoch_1_then_resumed(
+    mut opts: TrainOptions,
+    data: &[Question],
+    vectors: &WordVectors,
+    damage: fn(&std::path::Path),
+) -> TrainSummary {
+    opts.interrupt_after = Some(1);
+    assert!(train_with_vectors(&opts, Some(vectors), data, data).is_err());
+    damage(
+        &opts
+            .out
+            .with_file_name("model.training/checkpoint/optimizer.safetensors"),
+    );
+    opts.interrupt_after = None;
+    opts.resume = true;
+    train_with_vectors(&opts, None, data, data).unwrap()
+}
+
 #[test]
 fn killed_after_an_epoch_and_resumed_trains_the_same_weights_as_an_uninterrupted_run() {
     let _serial = serial();
@@ -297,17 +317,8 @@ fn killed_after_an_epoch_and_resumed_trains_the_same_weights_as_an_uninterrupted
 
     // Killed right after epoch 1's checkpoint, then resumed (without vectors).
     let resumed = |name: &str, damage: fn(&std::path::Path)| {
-        let mut opts = setup(name);
-        opts.interrupt_after = Some(1);
-        assert!(train_with_vectors(&opts, Some(&vectors), &data, &data).is_err());
-        damage(
-            &opts
-                .out
-                .with_file_name("model.training/checkpoint/optimizer.safetensors"),
-        );
-        opts.interrupt_after = None;
-        opts.resume = true;
-        let summary = train_with_vectors(&opts, None, &data, &data).unwrap();
+        let opts = setup(name);
+        let summary = killed_after_epoch_1_then_resumed(opts.clone(), &data, &vectors, damage);
         assert_eq!(summary.epochs, 3);
         last_weights(&opts.out)
     };
@@ -636,12 +647,8 @@ fn an_averaged_run_killed_and_resumed_saves_what_an_uninterrupted_one_saves() {
         };
         let full = setup("full");
         train_with_vectors(&full, Some(&vectors), &data, &data).unwrap();
-        let mut cut = setup("cut");
-        cut.interrupt_after = Some(1);
-        assert!(train_with_vectors(&cut, Some(&vectors), &data, &data).is_err());
-        cut.interrupt_after = None;
-        cut.resume = true;
-        train_with_vectors(&cut, None, &data, &data).unwrap();
+        let cut = setup("cut");
+        killed_after_epoch_1_then_resumed(cut.clone(), &data, &vectors, |_| {});
         let gap = largest_gap(&saved_weights(&full.out), &saved_weights(&cut.out));
         assert!(gap < 1e-6, "{averaging:?}: resumed run differs by {gap}");
     }

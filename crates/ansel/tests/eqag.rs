@@ -65,33 +65,10 @@ fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
     ]));
     assert_eq!(ranked.lines().count(), 5);
     // The same questions with every label flipped score the same.
-    let flipped: String = std::fs::read_to_string(&sample)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut q: serde_json::Value = serde_json::from_str(l).unwrap();
-            for c in q["candidates"].as_array_mut().unwrap() {
-                let label = c["label"].as_i64().unwrap();
-                c["label"] = serde_json::json!(1 - label);
-            }
-            format!("{q}\n")
-        })
-        .collect();
-    let flipped_path = dir.path().join("flipped.jsonl");
-    std::fs::write(&flipped_path, flipped).unwrap();
-    let again = ok(&ansel(&[
-        "rank",
-        "--data",
-        &s(&flipped_path),
-        "--model",
-        &s(&out),
-    ]));
-    let scores = |text: &str| -> Vec<serde_json::Value> {
-        text.lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["scores"].clone())
-            .collect()
-    };
-    assert_eq!(scores(&ranked), scores(&again));
+    assert_eq!(
+        scores(&ranked),
+        scores(&rank_with_flipped_labels(&sample, &out, dir.path()))
+    );
     // A model directory with a missing base ranker is reported, naming it.
     let mut bad = card.clone();
     bad["config"]["base"] = serde_json::json!("../no-such-model");
@@ -174,32 +151,10 @@ fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
         &s(&out),
     ]));
     assert_eq!(ranked.lines().count(), 5);
-    let flipped: String = std::fs::read_to_string(&sample)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut q: serde_json::Value = serde_json::from_str(l).unwrap();
-            for c in q["candidates"].as_array_mut().unwrap() {
-                c["label"] = serde_json::json!(1 - c["label"].as_i64().unwrap());
-            }
-            format!("{q}\n")
-        })
-        .collect();
-    let flipped_path = dir.path().join("flipped.jsonl");
-    std::fs::write(&flipped_path, flipped).unwrap();
-    let again = ok(&ansel(&[
-        "rank",
-        "--data",
-        &s(&flipped_path),
-        "--model",
-        &s(&out),
-    ]));
-    let scores = |text: &str| -> Vec<serde_json::Value> {
-        text.lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["scores"].clone())
-            .collect()
-    };
-    assert_eq!(scores(&ranked), scores(&again));
+    assert_eq!(
+        scores(&ranked),
+        scores(&rank_with_flipped_labels(&sample, &out, dir.path()))
+    );
     // Without its PCA file the directory is refused, naming the file; a bad N is refused.
     std::fs::remove_file(out.join("pair-pca.json")).unwrap();
     let err = ansel(&["rank", "--data", &s(&sample), "--model", &s(&out)]);
@@ -355,4 +310,38 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
         msg.contains("too expensive") && msg.contains("--train-scores"),
         "{msg}"
     );
+}
+
+/// `ansel rank` output of `model` on the questions of `data` (ansel JSON lines) with every
+/// candidate's label flipped (written into `work`): a model that reads no test labels ranks
+/// them as before.
+fn rank_with_flipped_labels(data: &Path, model: &Path, work: &Path) -> String {
+    let flipped: String = std::fs::read_to_string(data)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut q: serde_json::Value = serde_json::from_str(l).unwrap();
+            for c in q["candidates"].as_array_mut().unwrap() {
+                c["label"] = serde_json::json!(1 - c["label"].as_i64().unwrap());
+            }
+            format!("{q}\n")
+        })
+        .collect();
+    let path = work.join("flipped.jsonl");
+    std::fs::write(&path, flipped).unwrap();
+    ok(&ansel(&[
+        "rank",
+        "--data",
+        path.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+    ]))
+}
+
+/// The per-question score lists of `ansel rank` output.
+fn scores(ranked: &str) -> Vec<serde_json::Value> {
+    ranked
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["scores"].clone())
+        .collect()
 }
