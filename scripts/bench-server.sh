@@ -2,12 +2,15 @@
 # Bounded load test of `ansel serve` on loopback (127.0.0.1 only): indexes the sample corpus,
 # starts the server on a free port, sends at most 20000 requests per endpoint (stopping early
 # after 20 s each) plus malformed and oversized requests, checks the server is still healthy,
-# stops it with SIGTERM and writes docs/results/server-load.md.
+# stops it with SIGTERM and writes docs/results/server-load.md. The report names the models the
+# server ranked with (its /health).
+#   MODEL=SPEC OUT=FILE bash scripts/bench-server.sh   # another rerank model (e.g. a peer run), another file
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release -q -p ansel
 bin=./target/release/ansel
+out=${OUT:-docs/results/server-load.md}
 work=$(mktemp -d)
 server=""
 cleanup() {
@@ -17,7 +20,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$bin" index --index "$work/index" examples/corpus
-"$bin" serve --index "$work/index" --addr 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+"$bin" serve --index "$work/index" ${MODEL:+--model "$MODEL"} --addr 127.0.0.1:0 >"$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 300); do
   grep -q "listening on" "$work/serve.log" && break
@@ -27,9 +30,14 @@ addr=$(sed -n 's|^ansel serve: listening on http://||p' "$work/serve.log")
 [ -n "$addr" ] || { cat "$work/serve.log" >&2; echo "bench-server: the server did not start" >&2; exit 1; }
 
 timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.jsonl \
-  --requests 20000 --concurrency 8 --max-seconds 20 --out docs/results/server-load.md
+  --requests 20000 --concurrency 8 --max-seconds 20 --out "$out"
 
 kill -TERM "$server"
 wait "$server"   # graceful shutdown exits 0; anything else fails the script
 server=""
-echo "wrote docs/results/server-load.md"
+if [ -n "${MODEL:-}" ]; then
+  printf '\nServer: `ansel serve --index INDEX --model %s`.\n' "$MODEL" >>"$out"
+else
+  printf '\nServer: `ansel serve --index INDEX` (its default models, crates/ansel/src/models.rs).\n' >>"$out"
+fi
+echo "wrote $out"

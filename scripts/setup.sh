@@ -14,11 +14,12 @@ echo "== building ansel (release)"
 cargo build --release -q -p ansel
 
 echo "== main job: rank the sample questions with the default model and score the ranking"
-./target/release/ansel eval --data examples/sample-questions.jsonl --model wo-rr+compare-aggregate-wikiqa --model wo-rr --model bm25
+./target/release/ansel eval --data examples/sample-questions.jsonl --model wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa --model wo-rr --model bm25
 if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then
   echo "== WikiQA test (found ../shared/data)"
   ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv \
-    --model wo-rr+compare-aggregate-wikiqa --model compare-aggregate-wikiqa --model wo-rr --model bm25
+    --model wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa --model wo-rr+compare-aggregate-wikiqa \
+    --model cosinenet-wikiqa-distilled --model compare-aggregate-wikiqa --model wo-rr --model bm25
 fi
 
 echo "== quick start: index the sample corpus and ask it two questions (default model)"

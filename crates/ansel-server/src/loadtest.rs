@@ -51,6 +51,8 @@ pub struct LoadReport {
     pub abuse: Vec<AbuseCase>,
     /// `/health` status after everything.
     pub healthy_after: bool,
+    /// The models the server ranked with, as its `/health` names them.
+    pub served_by: Option<String>,
     /// Mean requests per scored batch, per queue, as the server counted them.
     pub mean_batch_sizes: Vec<(String, f64)>,
 }
@@ -96,12 +98,22 @@ pub fn run(plan: &LoadPlan, max_body_bytes: usize) -> std::io::Result<LoadReport
         load(plan, "/ask", &ask_bodies)?,
     ];
     let abuse = abuse(plan.addr, max_body_bytes);
-    let healthy_after =
-        request(&mut connect(plan.addr)?, "GET", "/health", "").is_ok_and(|status| status == 200);
+    let health = exchange(&mut connect(plan.addr)?, "GET", "/health", "")
+        .ok()
+        .filter(|(status, _)| *status == 200);
+    let served_by = health.as_ref().and_then(|(_, body)| {
+        let h: serde_json::Value = serde_json::from_slice(body).ok()?;
+        Some(format!(
+            "rerank model `{}`, prune model `{}`",
+            h["rerank_model"].as_str()?,
+            h["prune_model"].as_str().unwrap_or("none")
+        ))
+    });
     Ok(LoadReport {
         endpoints,
         abuse,
-        healthy_after,
+        healthy_after: health.is_some(),
+        served_by,
         mean_batch_sizes: mean_batch_sizes(plan.addr)?,
     })
 }
@@ -309,6 +321,11 @@ impl LoadReport {
             plan.texts.len(),
             std::thread::available_parallelism().map_or(0, |n| n.get()),
         ));
+        if let Some(models) = &self.served_by {
+            out.push_str(&format!(
+                "The server ranked with its {models} (its `/health`).\n\n"
+            ));
+        }
         out.push_str("| endpoint | requests | 200 OK | p50 ms | p99 ms | max ms | requests/s |\n|---|---|---|---|---|---|---|\n");
         for e in &self.endpoints {
             out.push_str(&format!(

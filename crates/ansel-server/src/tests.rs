@@ -264,6 +264,11 @@ async fn a_bounded_load_test_over_tcp_passes_and_shutdown_is_graceful() {
         .unwrap();
     assert!(report.passed(), "{report:#?}");
     assert_eq!(report.endpoints[0].requests, 40);
+    // The report names the models it measured (from the server's /health).
+    assert_eq!(
+        report.served_by.as_deref(),
+        Some("rerank model `wo-rr`, prune model `none`")
+    );
     let queues: Vec<&str> = report
         .mean_batch_sizes
         .iter()

@@ -23,15 +23,16 @@ const LOADERS: &[(&str, Loader)] = &[
 ];
 
 /// The model that ranks candidates users bring (`rank`): word overlap with
-/// position tie-breaks fused with the committed Compare-Aggregate ranker, the
-/// best mean dev MAP over WikiQA and TrecQA of the models that answer a
-/// 30-candidate question in under 200 ms (docs/results/default-model.md).
-pub const DEFAULT_MODEL: &str = "wo-rr+compare-aggregate-wikiqa";
+/// position tie-breaks fused with the committed distilled Cosinenet and
+/// Compare-Aggregate rankers, the best mean dev MAP over WikiQA and TrecQA of the
+/// models that answer a 30-candidate question in under 200 ms
+/// (docs/results/default-model.md).
+pub const DEFAULT_MODEL: &str = "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
 
 /// The model that orders answers retrieved from many documents (`ask`, `serve`):
 /// position in a document says little across documents, so IDF-weighted
 /// overlap takes word overlap's place in the fusion (docs/results/default-model.md).
-pub const DEFAULT_ASK_MODEL: &str = "idf-wo+compare-aggregate-wikiqa";
+pub const DEFAULT_ASK_MODEL: &str = "idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";

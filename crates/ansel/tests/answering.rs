@@ -185,7 +185,10 @@ fn rank_reads_standard_input_and_finds_shipped_models_by_name() {
     );
     let line: serde_json::Value =
         serde_json::from_str(String::from_utf8(output.stdout).unwrap().trim()).unwrap();
-    assert_eq!(line["model"], "wo-rr+compare-aggregate-wikiqa");
+    assert_eq!(
+        line["model"],
+        "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa"
+    );
     assert_eq!(line["ranking"], serde_json::json!(["b", "a"]));
 
     // Bad input on standard input is reported as <stdin> with its line.
@@ -441,7 +444,10 @@ fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
         "--json",
     ]);
     let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(report["model"], "idf-wo+compare-aggregate-wikiqa");
+    assert_eq!(
+        report["model"],
+        "idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa"
+    );
     assert_eq!(report["prune_model"], "bm25");
     assert_eq!(report["questions"], 28);
     // A regression guard: the default cascade answers most sample questions first
