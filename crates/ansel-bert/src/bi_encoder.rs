@@ -95,17 +95,9 @@ impl BiEncoder {
         })?;
         let found: BTreeMap<String, Tensor> = file.into_iter().collect();
         let get = |name: &str, shape: &[i64]| -> Result<Tensor> {
-            let t = found.get(name).ok_or_else(|| ModelError::Format {
-                path: path.to_path_buf(),
-                message: format!("tensor `{name}` is missing"),
-            })?;
-            if t.size() != shape {
-                return Err(ModelError::Format {
-                    path: path.to_path_buf(),
-                    message: format!("tensor `{name}`: shape {:?}, expected {shape:?}", t.size()),
-                });
-            }
-            Ok(t.to_kind(Kind::Float).contiguous())
+            Ok(ansel_torch::expect_tensor(&found, path, name, shape)?
+                .to_kind(Kind::Float)
+                .contiguous())
         };
         Ok((
             get("head.weight", &[2, 3 * hidden])?,

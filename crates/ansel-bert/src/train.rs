@@ -22,7 +22,7 @@ use crate::{
 };
 use ansel_data::{shuffle_seeded, Question};
 use ansel_model::{ModelCard, ModelError, Result};
-use ansel_torch::tch::{self, Kind, Tensor};
+use ansel_torch::tch::{self, Tensor};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -279,17 +279,7 @@ pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()>
         .into_iter()
         .map(|(n, t)| (n.strip_prefix("bert.").unwrap_or(&n).to_string(), t))
         .collect();
-    tch::no_grad(|| {
-        for (name, p) in model.params() {
-            let saved = found.get(name).ok_or_else(|| ModelError::Format {
-                path: path.to_path_buf(),
-                message: format!("tensor `{name}` is missing"),
-            })?;
-            let mut p = p.shallow_clone();
-            p.copy_(&saved.to_kind(Kind::Float));
-        }
-        Ok(())
-    })
+    ansel_torch::copy_into(model.params(), &found, path)
 }
 
 fn write_card(

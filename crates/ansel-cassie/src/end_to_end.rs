@@ -188,16 +188,8 @@ impl Trainee for EndToEnd<'_> {
         Weights::load_checkpoint_encoder(self.encoder.model(), dir)?;
         let path = dir.join(CHECKPOINT_HEAD);
         let saved = ansel_torch::read_tensors(&path)?;
-        tch::no_grad(|| {
-            for (name, var) in self.vs.variables() {
-                let value = saved.get(&name).ok_or_else(|| ModelError::Format {
-                    path: path.clone(),
-                    message: format!("tensor `{name}` is missing"),
-                })?;
-                var.shallow_clone().copy_(value);
-            }
-            Ok(())
-        })
+        let variables: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
+        ansel_torch::copy_into(&variables, &saved, &path)
     }
 }
 

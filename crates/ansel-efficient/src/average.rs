@@ -4,7 +4,7 @@
 //! optimizer goes on from the raw ones. The averager's state is saved with each checkpoint,
 //! so a resumed run averages exactly as an uninterrupted one.
 
-use ansel_model::{ModelError, Result};
+use ansel_model::Result;
 use ansel_torch::tch::{self, Tensor};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -135,30 +135,15 @@ impl Averager {
 
     /// Restores a state written by [`Averager::save`] for the same parameters.
     pub fn load(&mut self, path: &Path, params: &Weights) -> Result<()> {
-        let mut found = ansel_torch::read_tensors(path)?;
-        let take = |found: &mut Weights, key: String, like: &Tensor| -> Result<Tensor> {
-            let t = found.remove(&key).ok_or_else(|| ModelError::Format {
-                path: path.to_path_buf(),
-                message: format!("tensor `{key}` is missing"),
-            })?;
-            if t.size() != like.size() {
-                return Err(ModelError::Format {
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "tensor `{key}` has shape {:?}, the parameter {:?}",
-                        t.size(),
-                        like.size()
-                    ),
-                });
-            }
-            Ok(t)
+        let found = ansel_torch::read_tensors(path)?;
+        let take = |key: String, like: &Tensor| -> Result<Tensor> {
+            Ok(ansel_torch::expect_tensor(&found, path, &key, &like.size())?.shallow_clone())
         };
         match self.kind {
             Averaging::None => {}
             Averaging::Ema { .. } => {
                 for (n, p) in params {
-                    self.ema
-                        .insert(n.clone(), take(&mut found, format!("ema.{n}"), p)?);
+                    self.ema.insert(n.clone(), take(format!("ema.{n}"), p)?);
                 }
             }
             Averaging::Epochs { last } => {
@@ -172,7 +157,7 @@ impl Averager {
                     }
                     let mut w = Weights::new();
                     for (n, p) in params {
-                        w.insert(n.clone(), take(&mut found, format!("epoch{i}.{n}"), p)?);
+                        w.insert(n.clone(), take(format!("epoch{i}.{n}"), p)?);
                     }
                     self.epochs.push_back(w);
                 }

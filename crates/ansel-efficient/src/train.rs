@@ -541,29 +541,13 @@ fn init_from(
     }
     let path = dir.join(WEIGHTS);
     let saved = ansel_torch::read_tensors(&path)?;
-    let bad = |message: String| ModelError::Format {
-        path: path.clone(),
-        message: format!("--init: {message}"),
-    };
-    for (name, p) in params {
-        let t = saved
-            .get(name)
-            .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
-        if t.size() != p.size() {
-            return Err(bad(format!(
-                "tensor `{name}` has shape {:?}, this run's {:?} (train with the same sizes)",
-                t.size(),
-                p.size()
-            )));
-        }
-    }
-    ansel_torch::tch::no_grad(|| {
-        for (name, p) in params {
-            let mut p = p.shallow_clone();
-            p.copy_(&saved[name].to_kind(p.kind()));
-        }
-    });
-    Ok(())
+    ansel_torch::copy_into(params, &saved, &path).map_err(|e| match e {
+        ModelError::Format { path, message } => ModelError::Format {
+            path,
+            message: format!("--init: {message} (train with the same sizes)"),
+        },
+        other => other,
+    })
 }
 
 /// The questions labelled by the teacher alone (`--extra-train`), if any.

@@ -123,27 +123,7 @@ impl SpanExtractor {
     /// Loads saved head weights (a trained model's or a checkpoint's), checking their shapes.
     pub fn load_head(&self, path: &Path) -> Result<()> {
         let found = ansel_torch::read_tensors(path)?;
-        tch::no_grad(|| {
-            for (name, p) in &self.head {
-                let saved = found.get(name).ok_or_else(|| ModelError::Format {
-                    path: path.to_path_buf(),
-                    message: format!("tensor `{name}` is missing"),
-                })?;
-                if saved.size() != p.size() {
-                    return Err(ModelError::Format {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "tensor `{name}`: shape {:?}, the encoder implies {:?}",
-                            saved.size(),
-                            p.size()
-                        ),
-                    });
-                }
-                let mut p = p.shallow_clone();
-                p.copy_(&saved.to_kind(Kind::Float));
-            }
-            Ok(())
-        })
+        ansel_torch::copy_into(&self.head, &found, path)
     }
 
     /// Writes the head's weights atomically.

@@ -90,25 +90,11 @@ impl AdamW {
     /// Reads moments written by [`AdamW::save`]; every parameter's pair must be there, with
     /// its shape.
     pub fn load(&mut self, path: &Path) -> Result<()> {
-        let mut found = read_tensors(path)?;
+        let found = read_tensors(path)?;
         for (prefix, map) in [("m", &mut self.m), ("v", &mut self.v)] {
             for (n, t) in map.iter_mut() {
-                let key = format!("{prefix}.{n}");
-                let saved = found.remove(&key).ok_or_else(|| ModelError::Format {
-                    path: path.to_path_buf(),
-                    message: format!("tensor `{key}` is missing"),
-                })?;
-                if saved.size() != t.size() {
-                    return Err(ModelError::Format {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "tensor `{key}` has shape {:?}, the parameter {:?}",
-                            saved.size(),
-                            t.size()
-                        ),
-                    });
-                }
-                *t = saved.to_kind(Kind::Float);
+                *t = expect_tensor(&found, path, &format!("{prefix}.{n}"), &t.size())?
+                    .to_kind(Kind::Float);
             }
         }
         Ok(())
@@ -182,6 +168,49 @@ pub fn read_tensors(path: &Path) -> Result<BTreeMap<String, Tensor>> {
         message: e.to_string(),
     })?;
     Ok(file.into_iter().collect())
+}
+
+/// The tensor `name` of the weights file at `path` (whose tensors are `found`), which must
+/// have `shape`; otherwise an error naming the file and the tensor.
+pub fn expect_tensor<'a>(
+    found: &'a BTreeMap<String, Tensor>,
+    path: &Path,
+    name: &str,
+    shape: &[i64],
+) -> Result<&'a Tensor> {
+    let bad = |message: String| ModelError::Format {
+        path: path.to_path_buf(),
+        message,
+    };
+    let t = found
+        .get(name)
+        .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
+    if t.size() != shape {
+        return Err(bad(format!(
+            "tensor `{name}` has shape {:?}, expected {shape:?}",
+            t.size()
+        )));
+    }
+    Ok(t)
+}
+
+/// Copies the tensors of the weights file at `path` (whose tensors are `found`) into the
+/// parameters of the same names, without gradient. Every parameter must be there with its
+/// shape; they are all checked before any is written, so an error leaves `params` as they were.
+pub fn copy_into(
+    params: &BTreeMap<String, Tensor>,
+    found: &BTreeMap<String, Tensor>,
+    path: &Path,
+) -> Result<()> {
+    for (name, p) in params {
+        expect_tensor(found, path, name, &p.size())?;
+    }
+    tch::no_grad(|| {
+        for (name, p) in params {
+            p.shallow_clone().copy_(&found[name]);
+        }
+    });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -313,6 +342,28 @@ mod tests {
             .map(|(x, y)| (x - y).abs())
             .fold(0f32, f32::max);
         assert!(moved > 0.01, "the weights moved: {moved}");
+    }
+
+    #[test]
+    fn copy_into_casts_saved_tensors_and_leaves_params_untouched_when_one_is_bad() {
+        let path = Path::new("w.safetensors");
+        let p = params();
+        let half = |v: &[f32]| Tensor::from_slice(v).to_kind(Kind::Half);
+        let mut found = BTreeMap::from([
+            ("lin.weight".to_string(), half(&[4.0, 5.0, 6.0])),
+            ("lin.bias".to_string(), half(&[7.0, 8.0])),
+        ]);
+        let err = copy_into(&p, &found, path).unwrap_err().to_string();
+        assert!(err.contains("lin.bias") && err.contains("[2]"), "{err}");
+        assert_eq!(values(&p["lin.weight"]), vec![1.0, -2.0, 3.0]);
+        found.insert("lin.bias".into(), half(&[7.0]));
+        copy_into(&p, &found, path).unwrap();
+        assert_eq!(values(&p["lin.weight"]), vec![4.0, 5.0, 6.0]);
+        assert_eq!(p["lin.weight"].kind(), Kind::Float);
+        assert!(p["lin.weight"].requires_grad());
+        found.remove("lin.bias");
+        let err = copy_into(&p, &found, path).unwrap_err().to_string();
+        assert!(err.contains("`lin.bias` is missing") && err.contains("w.safetensors"));
     }
 
     #[test]
