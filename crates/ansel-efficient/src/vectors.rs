@@ -29,16 +29,8 @@ pub(crate) fn pca(vectors: &WordVectors, dim: usize, rms: f64) -> Result<WordVec
         let x = Tensor::from_slice(&rows)
             .reshape([n as i64, d as i64])
             .to_kind(Kind::Double);
-        let centred = &x - x.mean_dim([0i64].as_slice(), true, Kind::Double);
-        let covariance = centred.transpose(0, 1).matmul(&centred) / (n as f64 - 1.0);
-        // Ascending eigenvalues: the last `dim` columns are the principal axes.
-        let (_, axes) = covariance.linalg_eigh("L");
-        let top = axes.narrow(1, (d - dim) as i64, dim as i64).flip([1]);
-        // A fixed sign per axis (largest loading positive), so the result does not depend
-        // on the eigen-solver's sign choice.
-        let pivot = top.abs().argmax(0, true);
-        let signs = top.gather(0, &pivot, false).sign();
-        let z = centred.matmul(&(top * signs));
+        let (centred, axes, _) = ansel_torch::principal_axes(&x, dim);
+        let z = centred.matmul(&axes);
         let mean_square = z.square().mean(Kind::Double).double_value(&[]);
         (z * (rms / mean_square.sqrt().max(1e-12)))
             .to_kind(Kind::Float)

@@ -91,19 +91,9 @@ impl PairPca {
                 .reshape([n as i64, input as i64])
                 .to_kind(Kind::Double);
             let mean = x.mean_dim([0i64].as_slice(), true, Kind::Double);
-            let centred = &x - &mean;
-            let covariance = centred.transpose(0, 1).matmul(&centred) / (n as f64 - 1.0);
-            // Ascending eigenvalues: the last `dims` columns are the principal axes.
-            let (values, axes) = covariance.linalg_eigh("L");
-            let top = axes.narrow(1, (input - dims) as i64, dims as i64).flip([1]);
-            let var = values
-                .narrow(0, (input - dims) as i64, dims as i64)
-                .flip([0])
-                .clamp_min(1e-12);
-            // A fixed sign per axis (largest loading positive): independent of the solver.
-            let pivot = top.abs().argmax(0, true);
-            let signs = top.gather(0, &pivot, false).sign();
-            let w = (top * signs / var.sqrt().unsqueeze(0)).transpose(0, 1);
+            let (_, axes, var) = ansel_torch::principal_axes(&x, dims);
+            let var = var.clamp_min(1e-12);
+            let w = (axes / var.sqrt().unsqueeze(0)).transpose(0, 1);
             let flat =
                 |t: Tensor| Vec::<f32>::try_from(t.to_kind(Kind::Float).contiguous().reshape([-1]));
             Ok::<_, tch::TchError>((flat(mean)?, flat(w)?, flat(var)?))

@@ -167,6 +167,23 @@ pub fn listwise_kl_to(logits: &Tensor, target: &Tensor, mask: &Tensor) -> Tensor
     (per_question * &answered).sum(Kind::Float) / answered.sum(Kind::Float).clamp_min(1.0)
 }
 
+/// Principal component analysis of the rows of `x` (`[n, d]`, n >= 2, in double precision):
+/// the centred rows, the top `k` principal axes as columns (`[d, k]`, by descending variance,
+/// each signed so that its largest loading is positive, so the result does not depend on the
+/// eigen-solver's sign choice) and their variances (`[k]`).
+pub fn principal_axes(x: &Tensor, k: usize) -> (Tensor, Tensor, Tensor) {
+    let (n, d) = (x.size()[0], x.size()[1]);
+    let centred = x - x.mean_dim([0i64].as_slice(), true, Kind::Double);
+    let covariance = centred.transpose(0, 1).matmul(&centred) / (n as f64 - 1.0);
+    // Ascending eigenvalues: the last `k` columns are the principal axes.
+    let (values, axes) = covariance.linalg_eigh("L");
+    let top = axes.narrow(1, d - k as i64, k as i64).flip([1]);
+    let variances = values.narrow(0, d - k as i64, k as i64).flip([0]);
+    let pivot = top.abs().argmax(0, true);
+    let signs = top.gather(0, &pivot, false).sign();
+    (centred, top * signs, variances)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
