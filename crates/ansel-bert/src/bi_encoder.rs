@@ -492,6 +492,7 @@ impl SentenceVectors {
     }
 }
 
-fn normalise(v: &Tensor) -> Tensor {
+/// Each row of `v` divided by its length (unit vectors).
+pub(crate) fn normalise(v: &Tensor) -> Tensor {
     v / v.norm_scalaropt_dim(2, [1], true).clamp_min(1e-12)
 }

@@ -4,7 +4,7 @@
 //! sentence-transformers embeds a sentence. ansel-vectors builds and caches the table
 //! ([`ansel_vectors::encoded::encoded_vectors`]); this is the part that runs the encoder.
 
-use crate::bi_encoder::{embed_texts, load_encoder};
+use crate::bi_encoder::{embed_texts, load_encoder, normalise};
 use crate::{BiEncoder, PairTokenizer};
 use ansel_torch::tch::{self, Kind};
 use ansel_vectors::{Result, VectorsError};
@@ -71,10 +71,7 @@ impl ansel_vectors::encoded::WordEncoder for WordEncoder {
         }
         let pooled = embed_texts(&self.model, &self.tokenizer, words, MAX_TOKENS, BATCH)
             .map_err(model_error)?;
-        let unit = tch::no_grad(|| {
-            let norm = pooled.norm_scalaropt_dim(2, [1], true).clamp_min(1e-12);
-            (&pooled / norm).to_kind(Kind::Float).contiguous()
-        });
+        let unit = tch::no_grad(|| normalise(&pooled).to_kind(Kind::Float).contiguous());
         Ok(Vec::<f32>::try_from(unit.reshape([-1])).expect("a float tensor"))
     }
 }
