@@ -21,10 +21,7 @@ pub(crate) fn pca(vectors: &WordVectors, dim: usize, rms: f64) -> Result<WordVec
             "PCA needs at least 2 words, the table has {n}"
         )));
     }
-    let mut rows = Vec::with_capacity(n * d);
-    for word in vectors.words() {
-        rows.extend_from_slice(&vectors.get(word).expect("a word of the table"));
-    }
+    let rows = vectors.rows();
     let projected = tch::no_grad(|| {
         let x = Tensor::from_slice(&rows)
             .reshape([n as i64, d as i64])
@@ -43,10 +40,7 @@ pub(crate) fn pca(vectors: &WordVectors, dim: usize, rms: f64) -> Result<WordVec
 /// The table with every vector multiplied by one factor so that the root-mean-square
 /// component is `rms` (see [`pca`]).
 pub(crate) fn rescaled(vectors: &WordVectors, rms: f64) -> Result<WordVectors> {
-    let mut data = Vec::with_capacity(vectors.words().len() * vectors.dim());
-    for word in vectors.words() {
-        data.extend_from_slice(&vectors.get(word).expect("a word of the table"));
-    }
+    let mut data = vectors.rows();
     let mean_square =
         data.iter().map(|x| (*x as f64).powi(2)).sum::<f64>() / data.len().max(1) as f64;
     let factor = (rms / mean_square.sqrt().max(1e-12)) as f32;

@@ -346,6 +346,15 @@ impl WordVectors {
         Some(Cow::Owned(mean))
     }
 
+    /// Every word's vector, in word order, row-major (`len() × dim()`).
+    pub fn rows(&self) -> Vec<f32> {
+        let mut data = Vec::with_capacity(self.words.len() * self.dim);
+        for word in &self.words {
+            data.extend_from_slice(&self.get(word).expect("a word of the table"));
+        }
+        data
+    }
+
     /// `[first ; second]` for every word of `second`, in its order: a word `first` lacks gets
     /// zeros for that part.
     pub fn concat(first: &WordVectors, second: &WordVectors) -> Result<WordVectors> {
