@@ -88,6 +88,10 @@ pub struct Distillation {
     /// temperature)` (point-wise: `sigmoid(teacher / temperature)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_train: Vec<String>,
+    /// The teacher's scores were read from these files (`--teacher-scores`) rather than
+    /// computed from a model; `teacher` then names the models the files record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores_files: Vec<String>,
 }
 
 /// The teacher's scores for a training run.

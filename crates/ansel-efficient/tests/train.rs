@@ -531,6 +531,7 @@ fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
         caches: vec!["0123456789abcdef".into()],
         unanswered: false,
         extra_train: vec!["extra.tsv".into()],
+        scores_files: Vec::new(),
     };
     let teacher = ansel_efficient::Teacher {
         distillation: distillation.clone(),

@@ -52,6 +52,12 @@ pub struct EfficientArgs {
     /// Its scores of each data file are computed once and cached in --teacher-cache.
     #[arg(long)]
     pub teacher: Option<String>,
+    /// Knowledge distillation from precomputed teacher scores of --train instead of a model:
+    /// the JSON lines `ansel rank` prints, e.g. one file per fold scored by a model that never
+    /// trained on that fold (out of fold). Repeatable; each question is taken from the first
+    /// file that holds it.
+    #[arg(long, conflicts_with = "teacher")]
+    pub teacher_scores: Vec<std::path::PathBuf>,
     /// W: list-wise target (1-W) * gold + W * softmax(teacher / T); point-wise (1-W) * label
     /// + W * sigmoid(teacher / T). 0 trains on gold labels alone.
     #[arg(long, default_value_t = 0.5)]
@@ -137,19 +143,19 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     Ok(())
 }
 
-/// The teacher's scores of the training data and of `--extra-train`, cached; none without
-/// `--teacher`.
+/// The teacher's scores of the training data and of `--extra-train`: computed by `--teacher`
+/// (cached) or read from `--teacher-scores`; none without either.
 fn teacher(
     e: &EfficientArgs,
     train_path: &Path,
     train_data: &[ansel_data::Question],
 ) -> Result<Option<Teacher>> {
-    let Some(spec) = e.teacher.as_deref() else {
+    if e.teacher.is_none() && e.teacher_scores.is_empty() {
         if !e.extra_train.is_empty() {
             bail!("--extra-train needs --teacher (its questions are labelled by the teacher)");
         }
         return Ok(None);
-    };
+    }
     if !(0.0..=1.0).contains(&e.distill_weight) {
         bail!(
             "--distill-weight must be in [0, 1], not {}",
@@ -162,6 +168,38 @@ fn teacher(
             e.temperature
         );
     }
+    let distillation =
+        |teacher: String, caches: Vec<String>, scores_files: Vec<String>| Distillation {
+            teacher,
+            weight: e.distill_weight,
+            temperature: e.temperature,
+            caches,
+            unanswered: e.distill_unanswered,
+            extra_train: e
+                .extra_train
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+            scores_files,
+        };
+    let Some(spec) = e.teacher.as_deref() else {
+        if !e.extra_train.is_empty() {
+            bail!("--extra-train needs --teacher: --teacher-scores only covers --train");
+        }
+        let read = super::teacher::scores_from_files(&e.teacher_scores, train_path, train_data)?;
+        let models = read.models.join(", ");
+        eprintln!(
+            "teacher scores of {}: read from {} file(s), by {models}",
+            train_path.display(),
+            e.teacher_scores.len(),
+        );
+        let files = e.teacher_scores.iter().map(|p| p.display().to_string());
+        return Ok(Some(Teacher {
+            distillation: distillation(models, read.keys, files.collect()),
+            train_scores: read.scores,
+            extra: Vec::new(),
+        }));
+    };
     let mut caches = Vec::new();
     let mut score = |path: &Path, questions: &[ansel_data::Question]| -> Result<Vec<Vec<f32>>> {
         let s = super::teacher::teacher_scores(spec, path, questions, &e.teacher_cache)?;
@@ -192,18 +230,7 @@ fn teacher(
         extra.extend(questions.into_iter().zip(scores));
     }
     Ok(Some(Teacher {
-        distillation: Distillation {
-            teacher: spec.to_string(),
-            weight: e.distill_weight,
-            temperature: e.temperature,
-            caches,
-            unanswered: e.distill_unanswered,
-            extra_train: e
-                .extra_train
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-        },
+        distillation: distillation(spec.to_string(), caches, Vec::new()),
         train_scores,
         extra,
     }))

@@ -32,6 +32,17 @@ pub struct TeacherScores {
     pub scoring_seconds: f64,
 }
 
+/// Teacher scores read from score files ([`scores_from_files`]).
+#[derive(Debug)]
+pub struct FileScores {
+    /// One score per candidate, in the data's order, for every question.
+    pub scores: Vec<Vec<f32>>,
+    /// The model each file records, in the files' order.
+    pub models: Vec<String>,
+    /// A fingerprint of each file's bytes.
+    pub keys: Vec<String>,
+}
+
 /// The members of a spec: `a+b` is fused unless it names an existing path.
 fn members(spec: &str) -> Vec<&str> {
     if spec.contains('+') && !Path::new(spec).exists() {
@@ -74,6 +85,73 @@ pub fn cache_key(spec: &str, data: &Path) -> Result<String> {
     Ok(f.hex())
 }
 
+/// Each question's scores from the first of `caches` that holds it (same id and candidate
+/// ids); a question in none of them, or a score that is not finite, is an error naming it.
+fn lookup(
+    caches: &[ScoreCache],
+    data: &Path,
+    questions: &[Question],
+    hint: &str,
+) -> Result<Vec<Vec<f32>>> {
+    let files = || {
+        caches
+            .iter()
+            .map(|c| c.path.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut scores = Vec::with_capacity(questions.len());
+    for q in questions {
+        let Some((cache, s)) = caches.iter().find_map(|c| Some((c, c.get(q)?))) else {
+            bail!(
+                "{}: no scores for question {:?} of {} with its {} candidates ({hint})",
+                files(),
+                q.id,
+                data.display(),
+                q.candidates.len()
+            )
+        };
+        if let Some(bad) = s.iter().find(|v| !v.is_finite()) {
+            bail!(
+                "{}: question {:?}: field `scores[].score` is {bad}",
+                cache.path.display(),
+                q.id
+            )
+        }
+        scores.push(s);
+    }
+    Ok(scores)
+}
+
+/// Teacher scores of `questions` (read from the data file `data`) precomputed in `files`, the
+/// JSON lines `ansel rank` prints, e.g. each by a model that never trained on its questions
+/// (out of fold). Every question must be in one of the files.
+pub fn scores_from_files(
+    files: &[PathBuf],
+    data: &Path,
+    questions: &[Question],
+) -> Result<FileScores> {
+    let mut caches = Vec::with_capacity(files.len());
+    let mut keys = Vec::with_capacity(files.len());
+    for file in files {
+        let bytes = std::fs::read(file)
+            .with_context(|| format!("cannot read teacher scores {}", file.display()))?;
+        keys.push(Fingerprint::default().update(&bytes).hex());
+        caches.push(ScoreCache::read(file)?);
+    }
+    let scores = lookup(
+        &caches,
+        data,
+        questions,
+        "each training question needs its teacher scores",
+    )?;
+    Ok(FileScores {
+        scores,
+        models: caches.into_iter().map(|c| c.model).collect(),
+        keys,
+    })
+}
+
 /// The teacher `spec`'s scores of `questions` (read from the data file `data`): from the
 /// cache in `cache_dir` when it is there, else scored now and cached.
 pub fn teacher_scores(
@@ -87,27 +165,12 @@ pub fn teacher_scores(
     let meta_path = cache_dir.join(format!("{key}.meta.json"));
     if path.is_file() {
         let cache = ScoreCache::read(&path)?;
-        let mut scores = Vec::with_capacity(questions.len());
-        for q in questions {
-            let Some(s) = cache.get(q) else {
-                bail!(
-                    "{}: no scores for question {:?} of {} with its {} candidates (delete the \
-                     file to score the data again)",
-                    path.display(),
-                    q.id,
-                    data.display(),
-                    q.candidates.len()
-                )
-            };
-            if let Some(bad) = s.iter().find(|v| !v.is_finite()) {
-                bail!(
-                    "{}: question {:?}: field `scores[].score` is {bad}",
-                    path.display(),
-                    q.id
-                )
-            }
-            scores.push(s);
-        }
+        let scores = lookup(
+            std::slice::from_ref(&cache),
+            data,
+            questions,
+            "delete the file to score the data again",
+        )?;
         let scoring_seconds = std::fs::read(&meta_path)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -259,6 +322,53 @@ mod tests {
             teacher_scores("wo", &data, &questions, &cache).unwrap_err()
         );
         assert!(err.contains("Q2"), "{err}");
+    }
+
+    #[test]
+    fn score_files_cover_the_questions_between_them_first_file_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (data, questions) = write_data(dir.path(), DATA);
+        let scored = teacher_scores("wo", &data, &questions, &dir.path().join("c")).unwrap();
+        let text = std::fs::read_to_string(&scored.path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let [first, second, edited] =
+            ["q1.jsonl", "q2.jsonl", "q1-edited.jsonl"].map(|name| dir.path().join(name));
+        std::fs::write(&first, format!("{}\n", lines[0])).unwrap();
+        std::fs::write(&second, format!("{}\n", lines[1])).unwrap();
+        let changed = lines[0].replacen("\"score\":", "\"score\":7.5,\"was\":", 1);
+        std::fs::write(&edited, format!("{changed}\n")).unwrap();
+
+        let read = scores_from_files(&[first.clone(), second.clone()], &data, &questions).unwrap();
+        assert_eq!(read.scores, scored.scores);
+        assert_eq!(read.models, ["wo", "wo"]);
+        assert_ne!(read.keys[0], read.keys[1]);
+        // A question held by two files comes from the first.
+        let read = scores_from_files(
+            &[edited.clone(), first.clone(), second.clone()],
+            &data,
+            &questions,
+        )
+        .unwrap();
+        assert_eq!(read.scores[0][0], 7.5);
+        assert_eq!(read.scores[1], scored.scores[1]);
+        let read =
+            scores_from_files(&[first.clone(), edited, second.clone()], &data, &questions).unwrap();
+        assert_eq!(read.scores, scored.scores);
+        // A question in none of the files is an error naming it and the files.
+        let err = format!(
+            "{:#}",
+            scores_from_files(std::slice::from_ref(&first), &data, &questions).unwrap_err()
+        );
+        assert!(
+            err.contains("Q2") && err.contains(&first.display().to_string()),
+            "{err}"
+        );
+        let missing = dir.path().join("missing.jsonl");
+        let err = format!(
+            "{:#}",
+            scores_from_files(std::slice::from_ref(&missing), &data, &questions).unwrap_err()
+        );
+        assert!(err.contains(&missing.display().to_string()), "{err}");
     }
 
     #[test]

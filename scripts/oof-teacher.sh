@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Out-of-fold teacher scores of WikiQA train for distillation (issue 4, cross-fitting):
+# the train questions are dealt into K folds (seeded, by question); for each fold a
+# cross-encoder is trained TANDA-style (from runs/minilm-trecqa-transfer-all, the recipe of
+# models/minilm-l6-tanda-all-2ep) on the other folds, and scores the fold it never saw.
+# The folds' scores are joined into one `ansel rank` JSON-lines file that
+# `ansel train --teacher-scores FILE` reads. Resumable: finished fold models and score
+# files are kept; an interrupted fold training continues with --resume.
+#
+#   K=2 bash scripts/oof-teacher.sh            # -> target/oof-teacher/k2/train-scores.jsonl
+#   K=2 PARALLEL=1 bash scripts/oof-teacher.sh # train the folds side by side (one thread each)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+K=${K:-2}
+SEED=${SEED:-42}
+PARALLEL=${PARALLEL:-0}
+data=../shared/data/wikiqa
+base=runs/minilm-trecqa-transfer-all
+out=target/oof-teacher/k$K
+bin=target/release/ansel
+[ -x "$bin" ] || cargo build --release -p ansel
+[ -f "$base/model.json" ] || { echo "$base is missing: bash scripts/train-cross-encoder.sh transfer-all" >&2; exit 1; }
+mkdir -p "$out"
+
+# Deal the questions (ids in file order, shuffled with SEED) round-robin into K folds; copy
+# lines verbatim so every fold file is a valid WikiQA TSV.
+python3 - "$data/WikiQA-train.tsv" "$out" "$K" "$SEED" <<'PY'
+import random, sys, os
+src, out, k, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+lines = open(src, encoding="utf-8").read().splitlines(keepends=True)
+header, rows = lines[0], lines[1:]
+ids = list(dict.fromkeys(r.split("\t", 1)[0] for r in rows))
+order = ids[:]
+random.Random(seed).shuffle(order)
+fold = {q: i % k for i, q in enumerate(order)}
+for f in range(k):
+    for name, keep in ((f"fold-{f}.tsv", lambda q: fold[q] == f),
+                       (f"without-{f}.tsv", lambda q: fold[q] != f)):
+        path = os.path.join(out, name)
+        text = header + "".join(r for r in rows if keep(r.split("\t", 1)[0]))
+        if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+            open(path + ".tmp", "w", encoding="utf-8").write(text)
+            os.replace(path + ".tmp", path)
+print(f"{len(ids)} questions in {k} folds (seed {seed})", file=sys.stderr)
+PY
+
+train_fold() {
+  local f=$1 dir="$out/ce-without-$1"
+  [ -f "$dir.done" ] && return
+  local resume=()
+  [ -d "$dir/checkpoint" ] && resume=(--resume)
+  "$bin" train --model cross-encoder --lr 3e-5 --batch-size 16 --accumulate 2 --threads 1 --seed 42 \
+    --base "$base" --train "$out/without-$f.tsv" --dev "$data/WikiQA-dev.tsv" --out "$dir" \
+    --epochs 2 --eval-every 90 --name "minilm-l6-tanda-all-2ep-without-fold-$f-of-$K" "${resume[@]}" \
+    > "$out/train-$f.log" 2>&1
+  touch "$dir.done"
+}
+
+pids=()
+for f in $(seq 0 $((K - 1))); do
+  if [ "$PARALLEL" = 1 ]; then train_fold "$f" & pids+=($!); else train_fold "$f"; fi
+done
+for p in "${pids[@]}"; do wait "$p"; done
+
+for f in $(seq 0 $((K - 1))); do
+  s="$out/scores-$f.jsonl"
+  [ -s "$s" ] || { "$bin" rank --model "$out/ce-without-$f" --data "$out/fold-$f.tsv" > "$s.tmp" && mv "$s.tmp" "$s"; }
+done
+cat $(for f in $(seq 0 $((K - 1))); do echo "$out/scores-$f.jsonl"; done) > "$out/train-scores.jsonl.tmp"
+mv "$out/train-scores.jsonl.tmp" "$out/train-scores.jsonl"
+echo "out-of-fold teacher scores: $out/train-scores.jsonl" >&2
