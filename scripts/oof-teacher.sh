@@ -3,11 +3,11 @@
 # the train questions are dealt into K folds (seeded, by question); for each fold a
 # cross-encoder is trained TANDA-style (from runs/minilm-trecqa-transfer-all, the recipe of
 # models/minilm-l6-tanda-all-2ep) on the other folds, and scores the fold it never saw.
-# The folds' scores are joined into one `ansel rank` JSON-lines file that
-# `ansel train --teacher-scores FILE` reads. Resumable: finished fold models and score
+# Each fold's scores are an `ansel rank` JSON-lines file; `ansel train` reads them all with
+# one `--teacher-scores FILE` per fold. Resumable: finished fold models and score
 # files are kept; an interrupted fold training continues with --resume.
 #
-#   K=2 bash scripts/oof-teacher.sh            # -> target/oof-teacher/k2/train-scores.jsonl
+#   K=2 bash scripts/oof-teacher.sh            # -> target/oof-teacher/k2/scores-{0,1}.jsonl
 #   K=2 PARALLEL=1 bash scripts/oof-teacher.sh # train the folds side by side (one thread each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,16 +56,20 @@ train_fold() {
   touch "$dir.done"
 }
 
-pids=()
-for f in $(seq 0 $((K - 1))); do
-  if [ "$PARALLEL" = 1 ]; then train_fold "$f" & pids+=($!); else train_fold "$f"; fi
-done
-for p in "${pids[@]}"; do wait "$p"; done
+score_fold() {
+  local s="$out/scores-$1.jsonl"
+  [ -s "$s" ] || { "$bin" rank --model "$out/ce-without-$1" --data "$out/fold-$1.tsv" > "$s.tmp" && mv "$s.tmp" "$s"; }
+}
 
-for f in $(seq 0 $((K - 1))); do
-  s="$out/scores-$f.jsonl"
-  [ -s "$s" ] || { "$bin" rank --model "$out/ce-without-$f" --data "$out/fold-$f.tsv" > "$s.tmp" && mv "$s.tmp" "$s"; }
-done
-cat $(for f in $(seq 0 $((K - 1))); do echo "$out/scores-$f.jsonl"; done) > "$out/train-scores.jsonl.tmp"
-mv "$out/train-scores.jsonl.tmp" "$out/train-scores.jsonl"
-echo "out-of-fold teacher scores: $out/train-scores.jsonl" >&2
+# each_fold STEP: STEP every fold, side by side with PARALLEL=1.
+each_fold() {
+  local pids=() f
+  for f in $(seq 0 $((K - 1))); do
+    if [ "$PARALLEL" = 1 ]; then "$1" "$f" & pids+=($!); else "$1" "$f"; fi
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+}
+each_fold train_fold
+each_fold score_fold
+flags=$(for f in $(seq 0 $((K - 1))); do printf -- '--teacher-scores %s ' "$out/scores-$f.jsonl"; done)
+echo "out-of-fold teacher scores: ansel train ... $flags" >&2

@@ -274,7 +274,8 @@ PY
 # time). Each setting trains seeds 1 and 2 and is chosen by its MEAN dev MAP; the chosen one and the
 # no-teacher baseline (same binary, same load) then train seed 3 and are scored on WikiQA test.
 # The out-of-sample teacher runs/minilm-trecqa-transfer-all (TANDA step 1, never saw WikiQA) is not
-# committed; its runs are skipped where it is missing (unless recorded).
+# committed; its runs are skipped where it is missing (unless recorded), as are the out-of-fold
+# teacher's (round 5) where `scripts/oof-teacher.sh` has not run.
 t1="--teacher models/minilm-l6-tanda-all-2ep"
 # Round 4: in-domain synthetic lists labelled by the teacher alone. The WikiQA TRAIN documents
 # (never a dev or test document: a document whose id or title is in dev or test is left out), each
@@ -325,6 +326,8 @@ PY
 }
 synth_set 12
 t2="--teacher runs/minilm-trecqa-transfer-all"
+oof=target/oof-teacher/k2
+oof2="--teacher-scores $oof/scores-0.jsonl --teacher-scores $oof/scores-1.jsonl"
 distill=(
   "distill-none|"
   "distill-t1-w0.5-t1|$t1 --distill-weight 0.5 --temperature 1"
@@ -371,6 +374,11 @@ distill=(
   "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-epochs-8|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --epochs 8"
   # Richer vectors under the teacher: spaCy md 300d (below GloVe without a teacher, round 1).
   "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-spacy|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --vectors spacy"
+  # Round 5: out-of-fold teacher scores. t1 trained on WikiQA train, so its scores there are in
+  # sample (train MAP 0.85, against 0.80 on dev). `bash scripts/oof-teacher.sh` (K=2) trains t1's
+  # recipe twice, each time without one half of the train questions, and scores that half.
+  "distill-oof2-w0.8-t1-unanswered-dropout-0.3-ema-0.995|$oof2 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
+  "distill-oof2-w0.5-t1-unanswered-dropout-0.3-ema-0.995|$oof2 --distill-weight 0.5 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
@@ -379,6 +387,7 @@ RUN_TRAIN=${ANSEL_SHARED_DATA:-../shared/data}/trecqa/jsonl/train-all.jsonl.gz \
 for seed in 1 2; do
   for entry in "${distill[@]}"; do
     [[ $entry == *"$t2"* && ! -d runs/minilm-trecqa-transfer-all ]] && continue
+    [[ $entry == *"$oof2"* && ! -f $oof/scores-1.jsonl ]] && continue
     # shellcheck disable=SC2086
     run "${entry%%|*}" "$seed" ${entry#*|}
   done
