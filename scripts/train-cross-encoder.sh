@@ -9,6 +9,7 @@
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 #   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
 #   bash scripts/train-cross-encoder.sh tanda-all-context  # tanda-all-2ep with the LOCT context input
+#   bash scripts/train-cross-encoder.sh tanda-all-context-segments  # the same, context in a segment of its own
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}
@@ -42,8 +43,11 @@ case "${1:-}" in
   tanda-all-context)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-context \
       --context --max-len 192 --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-loct "${@:2}" ;;
+  tanda-all-context-segments)
+    "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-context-segments \
+      --context --context-segments --max-len 192 --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-loct-segments "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-context|context [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-context|tanda-all-context-segments|context [extra ansel train flags]" >&2; exit 2 ;;
 esac

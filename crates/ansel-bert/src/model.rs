@@ -89,6 +89,9 @@ pub struct CrossEncoder {
     classifier: Linear,
 }
 
+/// The token-type (segment) embedding table's parameter name.
+pub(crate) const TOKEN_TYPES: &str = "embeddings.token_type_embeddings.weight";
+
 /// Every parameter name and shape of a BERT cross-encoder with `config` (Hugging Face names,
 /// pooler and one-logit classifier included).
 pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
@@ -102,10 +105,7 @@ pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
             "embeddings.position_embeddings.weight".into(),
             vec![c.max_position_embeddings, h],
         ),
-        (
-            "embeddings.token_type_embeddings.weight".into(),
-            vec![c.type_vocab_size, h],
-        ),
+        (TOKEN_TYPES.into(), vec![c.type_vocab_size, h]),
         ("embeddings.LayerNorm.weight".into(), vec![h]),
         ("embeddings.LayerNorm.bias".into(), vec![h]),
     ];
@@ -240,7 +240,7 @@ impl CrossEncoder {
         Ok(CrossEncoder {
             word: get("embeddings.word_embeddings.weight")?,
             position: get("embeddings.position_embeddings.weight")?,
-            token_type: get("embeddings.token_type_embeddings.weight")?,
+            token_type: get(TOKEN_TYPES)?,
             emb_norm: norm("embeddings.LayerNorm")?,
             layers,
             pooler: lin("pooler.dense")?,
@@ -262,6 +262,31 @@ impl CrossEncoder {
             .iter()
             .map(|(n, t)| (n.clone(), t.shallow_clone()))
             .collect()
+    }
+
+    /// Grows the token-type table to `types` rows, each new row a copy of type 0's (the
+    /// question's: a new segment starts as "more text beside the question" and learns its
+    /// own embedding). Returns whether it grew; call before training starts.
+    pub fn add_token_types(&mut self, types: i64) -> bool {
+        let have = self.config.type_vocab_size;
+        if types <= have {
+            return false;
+        }
+        let table = tch::no_grad(|| {
+            let first = self.token_type.narrow(0, 0, 1);
+            Tensor::cat(
+                &[
+                    self.token_type.shallow_clone(),
+                    first.repeat([types - have, 1]),
+                ],
+                0,
+            )
+        });
+        self.params
+            .insert(TOKEN_TYPES.to_string(), table.shallow_clone());
+        self.token_type = table;
+        self.config.type_vocab_size = types;
+        true
     }
 
     /// Switches gradient tracking of every parameter on or off.

@@ -21,6 +21,21 @@ pub enum InputMode {
     /// `[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]` (LOCT); prev/next empty when the data
     /// has no document order or the candidate is first/last.
     Context,
+    /// [`InputMode::Context`] with a segment (token type) of its own for the context: question
+    /// 0, candidate 1, previous and next sentence 2 (CASSIE's encoding input; BERT has two
+    /// token types, so training adds the third, see [`crate::CrossEncoder::add_token_types`]).
+    #[serde(rename = "context-segments")]
+    ContextSegments,
+}
+
+impl InputMode {
+    /// The token types the input uses.
+    pub fn token_types(self) -> i64 {
+        match self {
+            InputMode::Pair | InputMode::Context => 2,
+            InputMode::ContextSegments => 3,
+        }
+    }
 }
 
 /// The cross-encoder's settings kept in `model.json` under `config`.
@@ -46,11 +61,13 @@ pub fn encode_candidate(
 ) -> Result<Encoded> {
     match mode {
         InputMode::Pair => tok.encode(&question.text, &[&cand.text], max_len),
-        InputMode::Context => {
+        InputMode::Context | InputMode::ContextSegments => {
             let ctx = cand.context.as_ref();
             let prev = ctx.and_then(|c| c.prev.as_deref()).unwrap_or("");
             let next = ctx.and_then(|c| c.next.as_deref()).unwrap_or("");
-            tok.encode(&question.text, &[prev, &cand.text, next], max_len)
+            let context = if mode == InputMode::Context { 1 } else { 2 };
+            let segments = [(prev, context), (&cand.text, 1), (next, context)];
+            tok.encode_typed(&question.text, &segments, max_len)
         }
     }
 }
@@ -98,6 +115,17 @@ impl CrossEncoderRanker {
             return Err(ModelError::Format {
                 path: dir.join("model.safetensors"),
                 message: format!("trained model lacks {}", initialised.join(", ")),
+            });
+        }
+        if model.config.type_vocab_size < settings.input.token_types() {
+            return Err(ModelError::Format {
+                path: dir.join("config.json"),
+                message: format!(
+                    "field `type_vocab_size`: {} token types, but the input {:?} uses {}",
+                    model.config.type_vocab_size,
+                    settings.input,
+                    settings.input.token_types()
+                ),
             });
         }
         Ok(CrossEncoderRanker {

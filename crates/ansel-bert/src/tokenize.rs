@@ -121,15 +121,37 @@ impl PairTokenizer {
     /// by giving the shortest ones what they need first ("longest first"); `segments[main]`
     /// (the candidate) is never cut below an equal share. Empty segments still get their `[SEP]`.
     pub fn encode(&self, question: &str, segments: &[&str], max_len: usize) -> Result<Encoded> {
+        self.encode_typed(
+            question,
+            &segments.iter().map(|&s| (s, 1)).collect::<Vec<_>>(),
+            max_len,
+        )
+    }
+
+    /// [`PairTokenizer::encode`] with each segment's token type (the question's is 0): e.g.
+    /// context sentences in a segment of their own, apart from the candidate's.
+    pub fn encode_typed(
+        &self,
+        question: &str,
+        segments: &[(&str, i64)],
+        max_len: usize,
+    ) -> Result<Encoded> {
         let mut q = self.word_pieces(question)?;
         let pieces: Vec<Vec<i64>> = segments
             .iter()
-            .map(|s| self.word_pieces(s))
+            .map(|(s, _)| self.word_pieces(s))
             .collect::<Result<_>>()?;
-        Ok(self.assemble(&mut q, pieces, max_len))
+        let types: Vec<i64> = segments.iter().map(|&(_, t)| t).collect();
+        Ok(self.assemble(&mut q, pieces, &types, max_len))
     }
 
-    fn assemble(&self, q: &mut Vec<i64>, mut pieces: Vec<Vec<i64>>, max_len: usize) -> Encoded {
+    fn assemble(
+        &self,
+        q: &mut Vec<i64>,
+        mut pieces: Vec<Vec<i64>>,
+        segment_types: &[i64],
+        max_len: usize,
+    ) -> Encoded {
         let specials = 2 + pieces.len();
         let budget = max_len.saturating_sub(specials);
         let wanted: usize = pieces.iter().map(Vec::len).sum();
@@ -155,13 +177,12 @@ impl PairTokenizer {
         ids.push(self.cls);
         ids.extend_from_slice(q);
         ids.push(self.sep);
-        let first = ids.len();
-        for p in &pieces {
+        let mut types = vec![0; ids.len()];
+        for (p, &t) in pieces.iter().zip(segment_types) {
             ids.extend_from_slice(p);
             ids.push(self.sep);
+            types.resize(ids.len(), t);
         }
-        let mut types = vec![0; first];
-        types.resize(ids.len(), 1);
         Encoded { ids, types }
     }
 }
@@ -218,6 +239,20 @@ pub(crate) mod tests {
         );
         assert_eq!(&e.ids[6..9], &[15, 16, 3], "short segment intact");
         assert_eq!(&e.ids[21..], &[17, 20, 3], "short last segment intact");
+        // Typed segments: each segment and its [SEP] carry its type; the cut is the same.
+        let typed = tok
+            .encode_typed(
+                "who wrote hamlet ?",
+                &[("a play", 2), (&long, 1), ("the tragedy", 2)],
+                24,
+            )
+            .unwrap();
+        assert_eq!(typed.ids, e.ids);
+        let mut want = vec![0; 6];
+        want.extend([2; 3]);
+        want.extend([1; 12]);
+        want.extend([2; 3]);
+        assert_eq!(typed.types, want);
         // A very long question is cut so that the candidate keeps half of the tokens.
         let e = tok.encode(&"who ".repeat(100), &[&long], 32).unwrap();
         assert_eq!(e.len(), 32);

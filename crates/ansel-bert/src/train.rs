@@ -97,6 +97,19 @@ fn load_base(spec: &str) -> Result<Base> {
     Ok((model, tokenizer, dir, card, initialised))
 }
 
+/// Records a grown token-type table in `out`'s config.json (copied from the base).
+fn set_type_vocab_size(out: &Path, types: i64) -> Result<()> {
+    let path = out.join("config.json");
+    let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&path, e))?;
+    let format = |e: serde_json::Error| ModelError::Format {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let mut config: serde_json::Value = serde_json::from_slice(&bytes).map_err(format)?;
+    config["type_vocab_size"] = types.into();
+    ansel_model::write_atomic(&path, &serde_json::to_vec_pretty(&config).map_err(format)?)
+}
+
 struct Pairs {
     items: Vec<Encoded>,
     labels: Vec<f32>,
@@ -227,6 +240,10 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     ansel_torch::init(opts.run.threads, opts.run.seed);
     let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.run.base)?;
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
+    let added_token_types = model.add_token_types(opts.input.token_types());
+    if added_token_types {
+        set_type_vocab_size(&opts.run.out, model.config.type_vocab_size)?;
+    }
     let pairs = training_pairs(&tok, train, opts)?;
     let dev_set = dev_set(&tok, dev, opts)?;
     let lengths: Vec<usize> = pairs.items.iter().map(Encoded::len).collect();
@@ -238,6 +255,7 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
         "dev_questions": dev_set.0.len(), "dev_pairs": dev_set.1.len(),
         "steps_per_epoch": steps_per_epoch, "total_steps": total_steps,
         "initialised_randomly": initialised,
+        "token_types_added": added_token_types,
     });
     eprintln!(
         "training {} on {} pairs ({} micro-batches of {} per epoch, {} optimizer steps in all); dev: {} questions",
@@ -447,6 +465,57 @@ pub(crate) mod tests {
             vec![3, 2, 1]
         );
         assert!(scores.iter().flatten().all(|s| s.is_finite()));
+    }
+
+    #[test]
+    fn context_segments_add_a_learned_token_type_that_saves_and_loads() {
+        use ansel_model::Ranker;
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.1);
+        let (mut grown, ..) = load_base(base.to_str().unwrap()).unwrap();
+        let before = grown.params()[crate::model::TOKEN_TYPES].copy();
+        assert!(grown.add_token_types(3));
+        assert!(!grown.add_token_types(3), "already has 3");
+        let table = &grown.params()[crate::model::TOKEN_TYPES];
+        assert_eq!(table.size(), [3, before.size()[1]]);
+        assert!(table.narrow(0, 0, 2).equal(&before));
+        assert!(
+            table.get(2).equal(&before.get(0)),
+            "starts as the question's type"
+        );
+
+        let out = dir.path().join("segments");
+        let mut opts = options(&base, &out);
+        opts.input = InputMode::ContextSegments;
+        opts.run.epochs = 2;
+        train(&opts, &questions(), &questions()).unwrap();
+        let config = crate::BertConfig::read(&out.join("config.json")).unwrap();
+        assert_eq!(config.type_vocab_size, 3);
+        let card = ModelCard::read(&out).unwrap();
+        assert_eq!(card.config["input"], "context-segments");
+        let (trained, ..) = read_model_dir(&out).unwrap();
+        let table = &trained.params()[crate::model::TOKEN_TYPES];
+        assert!(
+            !table.get(2).equal(&table.get(0)),
+            "the context type trained"
+        );
+        let ranker = crate::CrossEncoderRanker::load(&out, &card).unwrap();
+        let scores = ranker.score_all(&questions()).unwrap();
+        assert!(scores.iter().flatten().all(|s| s.is_finite()));
+
+        // A card asking for three token types of a two-type encoder is refused at load.
+        let pair = dir.path().join("pair");
+        train(&options(&base, &pair), &questions(), &questions()).unwrap();
+        let mut card = ModelCard::read(&pair).unwrap();
+        card.config["input"] = "context-segments".into();
+        let err = crate::CrossEncoderRanker::load(&pair, &card)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("config.json") && err.contains("type_vocab_size"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub struct CrossEncoderArgs {
     /// Read "[CLS] q [SEP] prev [SEP] cand [SEP] next [SEP]" (the LOCT context baseline).
     #[arg(long)]
     pub context: bool,
+    /// With --context: the context sentences get a segment (token type) of their own
+    /// (question 0, candidate 1, context 2), added to the base's two and learned.
+    #[arg(long, requires = "context")]
+    pub context_segments: bool,
     /// Maximum tokens per input (the question is kept; candidate/context are cut).
     #[arg(long, default_value_t = 128)]
     pub max_len: usize,
@@ -152,10 +156,10 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     let (train, dev) = args.read_splits()?;
     let mut opts = ansel_bert::train::TrainOptions::defaults(base, &args.out);
     opts.run = args.run_options(opts.run);
-    opts.input = if ce.context {
-        ansel_bert::InputMode::Context
-    } else {
-        ansel_bert::InputMode::Pair
+    opts.input = match (ce.context, ce.context_segments) {
+        (_, true) => ansel_bert::InputMode::ContextSegments,
+        (true, false) => ansel_bert::InputMode::Context,
+        (false, false) => ansel_bert::InputMode::Pair,
     };
     opts.answered_only = !ce.all_questions;
     opts.max_pairs = ce.max_pairs;
