@@ -13,10 +13,12 @@
 //! `title`, and missing `prev`/`next` are filled from sibling candidates.
 //! `"in_document_order": true` gives every candidate its index as position.
 
-use super::{deserialize_label, json_records};
+use super::{json_records, reject_json, Expecting, LabelVisitor};
 use crate::model::link_neighbours;
 use crate::{Candidate, DataError, DocContext, Question};
-use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 use std::path::Path;
 
 #[derive(Deserialize)]
@@ -31,34 +33,144 @@ struct Record {
     title: Option<String>,
     #[serde(default)]
     in_document_order: bool,
+    #[serde(deserialize_with = "deserialize_candidates")]
     candidates: Vec<RawCandidate>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawCandidate {
-    Text(String),
-    Full(FullCandidate),
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FullCandidate {
-    #[serde(default)]
+/// A candidate as written; a string candidate is its `text` alone.
+#[derive(Default)]
+struct RawCandidate {
     id: Option<String>,
     text: String,
-    #[serde(default, deserialize_with = "deserialize_label")]
     label: Option<bool>,
-    #[serde(default)]
     doc_id: Option<String>,
-    #[serde(default)]
     title: Option<String>,
-    #[serde(default)]
     position: Option<usize>,
-    #[serde(default)]
     prev: Option<String>,
-    #[serde(default)]
     next: Option<String>,
+}
+
+const CANDIDATE_FIELDS: &str =
+    "`id`, `text`, `label`, `doc_id`, `title`, `position`, `prev`, `next`";
+
+/// Reads `candidates` element by element, so that an error names the
+/// candidate (`candidates[2]`) or its field (`candidates[2].label`) and says
+/// what was expected there.
+fn deserialize_candidates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RawCandidate>, D::Error> {
+    d.deserialize_any(CandidatesVisitor)
+}
+
+struct CandidatesVisitor;
+
+impl Expecting for CandidatesVisitor {
+    fn field(&self) -> &str {
+        "candidates"
+    }
+    fn expected(&self) -> &str {
+        "a list of strings or objects with `text`"
+    }
+}
+
+impl<'de> Visitor<'de> for CandidatesVisitor {
+    type Value = Vec<RawCandidate>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expected())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut candidates = Vec::new();
+        loop {
+            let field = format!("candidates[{}]", candidates.len());
+            match seq.next_element_seed(CandidateVisitor { field: &field })? {
+                Some(candidate) => candidates.push(candidate),
+                None => return Ok(candidates),
+            }
+        }
+    }
+    reject_json!(null, bool, number, string, object);
+}
+
+/// One candidate: a string, or an object with `text` and optional fields.
+struct CandidateVisitor<'f> {
+    field: &'f str,
+}
+
+impl Expecting for CandidateVisitor<'_> {
+    fn field(&self) -> &str {
+        self.field
+    }
+    fn expected(&self) -> &str {
+        "a string or an object with `text`"
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for CandidateVisitor<'_> {
+    type Value = RawCandidate;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawCandidate, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CandidateVisitor<'_> {
+    type Value = RawCandidate;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expected())
+    }
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<RawCandidate, E> {
+        self.visit_string(text.to_owned())
+    }
+    fn visit_string<E: de::Error>(self, text: String) -> Result<RawCandidate, E> {
+        Ok(RawCandidate {
+            text,
+            ..RawCandidate::default()
+        })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawCandidate, A::Error> {
+        let mut candidate = RawCandidate::default();
+        let mut text = None;
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let field = format!("{}.{key}", self.field);
+            if seen.contains(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "field `{field}`: duplicate field"
+                )));
+            }
+            let value: Value = map.next_value()?;
+            match key.as_str() {
+                "id" => candidate.id = typed(&field, value)?,
+                "text" => text = Some(typed(&field, value)?),
+                "label" => {
+                    candidate.label = value
+                        .deserialize_any(LabelVisitor { field: &field })
+                        .map_err(de::Error::custom)?
+                }
+                "doc_id" => candidate.doc_id = typed(&field, value)?,
+                "title" => candidate.title = typed(&field, value)?,
+                "position" => candidate.position = typed(&field, value)?,
+                "prev" => candidate.prev = typed(&field, value)?,
+                "next" => candidate.next = typed(&field, value)?,
+                _ => {
+                    return Err(de::Error::custom(format_args!(
+                        "field `{field}`: unknown field, expected one of {CANDIDATE_FIELDS}"
+                    )))
+                }
+            }
+            seen.push(key);
+        }
+        candidate.text = text.ok_or_else(|| {
+            de::Error::custom(format_args!("field `{}.text`: missing field", self.field))
+        })?;
+        Ok(candidate)
+    }
+    reject_json!(null, bool, number, list);
+}
+
+/// One field's value as `T`, an error naming the field.
+fn typed<T: DeserializeOwned, E: de::Error>(field: &str, value: Value) -> Result<T, E> {
+    T::deserialize(value).map_err(|e| E::custom(format_args!("field `{field}`: {e}")))
 }
 
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
@@ -74,20 +186,7 @@ fn to_question(index: usize, record: Record) -> Question {
         .candidates
         .into_iter()
         .enumerate()
-        .map(|(i, raw)| {
-            let full = match raw {
-                RawCandidate::Text(text) => FullCandidate {
-                    id: None,
-                    text,
-                    label: None,
-                    doc_id: None,
-                    title: None,
-                    position: None,
-                    prev: None,
-                    next: None,
-                },
-                RawCandidate::Full(full) => full,
-            };
+        .map(|(i, full)| {
             let position = full.position.or(record.in_document_order.then_some(i));
             Candidate {
                 id: full.id.unwrap_or_else(|| i.to_string()),
@@ -184,6 +283,103 @@ mod tests {
         let text =
             "{\"question\": \"a\", \"candidates\": []}\n{\"question\": \"b\", \"cands\": []}";
         crate::readers::testing::assert_error_at(parse, text, 2, "cands");
+    }
+
+    #[test]
+    fn every_candidate_shape_is_accepted_with_its_fields() {
+        let text = r#"{"question": "Who?", "candidates": ["A.", {"text": "B."}, {"id": null, "text": "C.", "label": null}, {"id": "d", "text": "D.", "label": false, "doc_id": "doc", "title": "T", "position": 3, "prev": "C.", "next": "E."}, {"text": "E.", "label": 1}, {"text": "F.", "label": true}]}"#;
+        let q = &parse(Path::new("a.jsonl"), text.as_bytes()).unwrap()[0];
+        let ids: Vec<&str> = q.candidates.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["0", "1", "2", "d", "4", "5"]);
+        let labels: Vec<Option<bool>> = q.candidates.iter().map(|c| c.label).collect();
+        assert_eq!(
+            labels,
+            [None, None, None, Some(false), Some(true), Some(true)]
+        );
+        let ctx = q.candidates[3].context.clone().unwrap();
+        assert_eq!(
+            (ctx.doc_id.as_str(), ctx.title.as_deref(), ctx.position),
+            ("doc", Some("T"), 3)
+        );
+        assert_eq!(
+            (ctx.prev.as_deref(), ctx.next.as_deref()),
+            (Some("C."), Some("E."))
+        );
+        assert!(q.candidates[0].context.is_none());
+    }
+
+    #[test]
+    fn a_wrong_candidate_names_its_field_and_what_was_expected() {
+        use crate::readers::testing::assert_error_at;
+        let cases = [
+            (
+                "[\"x\", \"y\", 5]",
+                "candidates[2]",
+                "expected a string or an object with `text`, found a number",
+            ),
+            (
+                "[null]",
+                "candidates[0]",
+                "expected a string or an object with `text`, found null",
+            ),
+            ("[\"x\", true]", "candidates[1]", "found a boolean"),
+            ("[[\"x\"]]", "candidates[0]", "found a list"),
+            (
+                "[\"x\", {\"text\": 5}]",
+                "candidates[1].text",
+                "invalid type: integer `5`, expected a string",
+            ),
+            ("[{\"label\": 1}]", "candidates[0].text", "missing field"),
+            (
+                "[{\"text\": \"t\", \"label\": \"yes\"}]",
+                "candidates[0].label",
+                "expected 0, 1, true or false, found a string",
+            ),
+            (
+                "[{\"text\": \"t\", \"label\": 7}]",
+                "candidates[0].label",
+                "expected 0, 1, true or false, found 7",
+            ),
+            (
+                "[{\"text\": \"t\", \"label\": 1.0}]",
+                "candidates[0].label",
+                "found a number",
+            ),
+            (
+                "[{\"text\": \"t\", \"txt\": \"u\"}]",
+                "candidates[0].txt",
+                "unknown field, expected one of `id`, `text`",
+            ),
+            (
+                "[{\"text\": \"t\", \"text\": \"u\"}]",
+                "candidates[0].text",
+                "duplicate field",
+            ),
+            (
+                "[\"x\", {\"text\": \"t\", \"position\": -1}]",
+                "candidates[1].position",
+                "invalid value: integer `-1`",
+            ),
+            (
+                "[{\"text\": \"t\", \"id\": 3}]",
+                "candidates[0].id",
+                "invalid type: integer `3`, expected a string",
+            ),
+            (
+                "5",
+                "candidates",
+                "expected a list of strings or objects with `text`, found a number",
+            ),
+            ("{\"text\": \"t\"}", "candidates", "found an object"),
+        ];
+        for (candidates, field, message) in cases {
+            let text = format!(
+                "{{\"question\": \"a\", \"candidates\": [\"x\"]}}\n\n{{\"question\": \"b\", \"candidates\": {candidates}}}\n"
+            );
+            let shown = assert_error_at(parse, &text, 3, field);
+            assert!(shown.contains(message), "{shown:?} should say {message:?}");
+            assert!(!shown.contains("untagged"), "{shown}");
+        }
     }
 
     proptest::proptest! {

@@ -9,6 +9,7 @@ pub mod trecqa;
 pub mod wikiqa;
 
 use crate::DataError;
+use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::path::Path;
 
@@ -69,23 +70,122 @@ pub(crate) fn parse_element<'a, T: Deserialize<'a>>(
     })
 }
 
-/// A relevance label written as 0/1 or false/true.
+/// A visitor for one field: its errors read "field `F`: expected E, found T",
+/// which [`DataError::json`] turns into a location naming the field.
+pub(crate) trait Expecting {
+    /// The field's key path, e.g. `candidates[2]`.
+    fn field(&self) -> &str;
+    /// What the field takes, in words.
+    fn expected(&self) -> &str;
+    fn found<E: de::Error>(&self, found: &str) -> E {
+        E::custom(format_args!(
+            "field `{}`: expected {}, found {found}",
+            self.field(),
+            self.expected()
+        ))
+    }
+}
+
+/// Visitor methods for the JSON types a visitor does not take, each an
+/// [`Expecting::found`] error naming the type that came.
+macro_rules! reject_json {
+    (null) => {
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Err(self.found("null"))
+        }
+    };
+    (bool) => {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(self.found("a boolean"))
+        }
+    };
+    (number) => {
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(self.found("a number"))
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(self.found("a number"))
+        }
+        $crate::readers::reject_json!(float);
+    };
+    (float) => {
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(self.found("a number"))
+        }
+    };
+    (string) => {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(self.found("a string"))
+        }
+    };
+    (list) => {
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(self.found("a list"))
+        }
+    };
+    (object) => {
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(self.found("an object"))
+        }
+    };
+    ($($kind:ident),+) => {
+        $($crate::readers::reject_json!($kind);)+
+    };
+}
+pub(crate) use reject_json;
+
+/// A relevance label written as 0/1 or false/true (null: none).
 pub(crate) fn deserialize_label<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Bool(bool),
-        Int(i64),
+    d.deserialize_any(LabelVisitor { field: "label" })
+}
+
+/// Reads a label at `field` (a key path such as `candidates[2].label`), so
+/// that a wrong value or type names the field and what was expected.
+pub(crate) struct LabelVisitor<'f> {
+    pub field: &'f str,
+}
+
+impl Expecting for LabelVisitor<'_> {
+    fn field(&self) -> &str {
+        self.field
     }
-    match Option::<Raw>::deserialize(d)? {
-        None => Ok(None),
-        Some(Raw::Bool(b)) => Ok(Some(b)),
-        Some(Raw::Int(0)) => Ok(Some(false)),
-        Some(Raw::Int(1)) => Ok(Some(true)),
-        Some(Raw::Int(n)) => Err(serde::de::Error::custom(format!(
-            "field `label`: expected 0, 1, true or false, found {n}"
-        ))),
+    fn expected(&self) -> &str {
+        "0, 1, true or false"
     }
+}
+
+impl<'de> Visitor<'de> for LabelVisitor<'_> {
+    type Value = Option<bool>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expected())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(Some(b))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+        match n {
+            0 => Ok(Some(false)),
+            1 => Ok(Some(true)),
+            _ => Err(self.found(&n.to_string())),
+        }
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Err(self.found(&n.to_string())),
+        }
+    }
+    reject_json!(float, string, list, object);
 }
 
 #[cfg(test)]
@@ -97,7 +197,8 @@ pub(crate) mod testing {
 
     type Parse = fn(&Path, &[u8]) -> Result<Vec<Question>, DataError>;
 
-    pub fn assert_error_at(parse: Parse, text: &str, line: usize, field: &str) {
+    /// Asserts that `text` fails at `line` and `field`; returns the error as shown.
+    pub fn assert_error_at(parse: Parse, text: &str, line: usize, field: &str) -> String {
         let err = parse(Path::new("input"), text.as_bytes()).expect_err("input is malformed");
         let location = err
             .location()
@@ -107,6 +208,13 @@ pub(crate) mod testing {
             (Some(line), Some(field)),
             "{err}"
         );
+        let shown = err.to_string();
+        let prefix = format!("input:{line}: field `{field}`: ");
+        assert!(
+            shown.starts_with(&prefix),
+            "{shown:?} should start {prefix:?}"
+        );
+        shown
     }
 
     pub fn never_panics(parse: Parse, bytes: &[u8]) {

@@ -100,6 +100,13 @@ mod tests {
         let text = "{\"question\": \"a\", \"candidates\": []}\n\n{\"question\": \"b\", \"candidates\": [{\"sentence\": \"x\", \"label\": 3}]}\n";
         crate::readers::testing::assert_error_at(parse, text, 3, "label");
         crate::readers::testing::assert_error_at(parse, "{\"candidates\": []}", 1, "question");
+        let wrong_type =
+            "{\"question\": \"b\", \"candidates\": [{\"sentence\": \"x\", \"label\": \"yes\"}]}";
+        let shown = crate::readers::testing::assert_error_at(parse, wrong_type, 1, "label");
+        assert!(
+            shown.ends_with("expected 0, 1, true or false, found a string"),
+            "{shown}"
+        );
     }
 
     proptest::proptest! {
