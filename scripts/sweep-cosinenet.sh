@@ -8,11 +8,16 @@
 # 1-minute load average before and after it (the 2-core machine is shared). Writes
 # docs/results/cosinenet-sweep.{md,jsonl}. minilm-encoded runs cache the encoded words in
 # target/vector-cache (the first one encodes about 35,000 words, about a minute on one core).
+# REPORT_ONLY=1 trains, evaluates and builds nothing: it rewrites docs/results/cosinenet-sweep.{md,jsonl}
+# from the recorded rows and whatever run folders, evaluations and caches are already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 data=${ANSEL_SHARED_DATA:-../shared/data}/wikiqa
-cargo build --release -q -p ansel
+report_only=${REPORT_ONLY:-0}
+# live: true unless REPORT_ONLY=1 (then nothing is trained, evaluated or built).
+live() { [[ $report_only != 1 ]]; }
+if live; then cargo build --release -q -p ansel; fi
 ansel=target/release/ansel
 runs=target/sweep-cosinenet
 mkdir -p "$runs"
@@ -34,7 +39,7 @@ run() {
   shift 2
   local dir=$runs/$name
   [[ $seed == 1 ]] || dir=$runs/$name-s$seed
-  if [[ ! -f $dir/model.json ]] && ! grep -qx "$name $seed" <<<"$recorded"; then
+  if live && [[ ! -f $dir/model.json ]] && ! grep -qx "$name $seed" <<<"$recorded"; then
     echo "== $name seed $seed" >&2
     local load_before start
     load_before=$(cut -d' ' -f1 /proc/loadavg)
@@ -100,7 +105,9 @@ for seed in 1 2 3; do
   run "$best" "$seed" $options
   dir=$runs/$best
   [[ $seed == 1 ]] || dir=$runs/$best-s$seed
-  [[ -f $dir/model.json ]] && "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
+  if live && [[ -f $dir/model.json ]]; then
+    "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
+  fi
 done
 # Ablation, not used for choosing: when the chosen run only adds --extra-vocab to another run (they tie on
 # dev), that run's seed-1 model on test says what the larger vocabulary changed there.
@@ -108,7 +115,9 @@ base=""
 if [[ $best == *vocab-100k ]]; then
   base=${best%-vocab-100k}
   [[ $best == vocab-100k ]] && base=defaults
-  "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$runs/$base" --json >"$runs/$base.eval"
+  if live; then
+    "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$runs/$base" --json >"$runs/$base.eval"
+  fi
 fi
 python3 - "$runs" "$best" "$out.jsonl" "$base" "${sweep[@]}" >"$out.md.tmp" <<'PY'
 import json, os, statistics, sys
@@ -289,6 +298,7 @@ t1="--teacher models/minilm-l6-tanda-all-2ep"
 synth=target/synth
 synth_set() { # synth_set QUESTION_WORDS: writes $synth/qwN-{a,b}.jsonl unless they are there
   local qw=$1
+  live || return 0
   [[ -f $synth/qw$qw-a.jsonl && -f $synth/qw$qw-b.jsonl ]] && return
   mkdir -p "$synth"
   python3 - "$data" "$synth/wikiqa-train-docs.jsonl" <<'PY'
@@ -402,6 +412,7 @@ teachers=(
 )
 for entry in "${teachers[@]}"; do
   f=$runs/teacher-${entry%%|*}.dev.json
+  live || continue
   [[ -f $f || ! -d runs/int8/minilm-l6-tanda-all-2ep-fp32 || ! -d runs/minilm-tanda-all ]] && continue
   "$ansel" eval --model "${entry#*|}" --data "$data/WikiQA-dev.tsv" --json >"$f.tmp" && mv "$f.tmp" "$f"
 done
@@ -429,7 +440,7 @@ for entry in "${distill[@]}"; do
     run "$name" "$seed" ${entry#*|}
     dir=$runs/$name
     [[ $seed == 1 ]] || dir=$runs/$name-s$seed
-    if [[ -f $dir/model.json && ! -f $dir.eval ]]; then
+    if live && [[ -f $dir/model.json && ! -f $dir.eval ]]; then
       "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
     fi
   done
