@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""The report of scripts/sweep-cosinenet.sh: its choices, docs/results/cosinenet-sweep.md (on standard
+output) and the rows it records in docs/results/cosinenet-sweep.jsonl.
+
+A run's numbers come from its folder when it is kept (model card, `.eval`, `.meta.json`), else from
+the row recorded when it ran, so the report can be rewritten after the folders are gone.
+
+  cosinenet-report.py recorded JSONL                 "NAME SEED" of every recorded run
+  cosinenet-report.py best RUNS JSONL ENTRY...       the sweep run with the best seed-1 dev MAP
+  cosinenet-report.py chosen RUNS JSONL ENTRY...     the distillation run with the best mean dev MAP
+  cosinenet-report.py sweep RUNS BEST JSONL BASE ENTRY...
+      the sweep and seed tables (rewrites JSONL: the sweep's rows, then the other sections' rows)
+  cosinenet-report.py distill RUNS CHOSEN JSONL SYNTH TEACHER... -- ENTRY...
+      the distillation and round-4 part (rewrites JSONL's distillation, teacher-scoring and teacher-dev rows)
+
+ENTRY is the script's "NAME|OPTIONS" list entry.
+"""
+import glob, json, os, statistics, sys
+
+META = ("wall_seconds", "load_before", "load_after")
+TEST = ("MAP", "MRR", "P@1")
+
+
+def read_rows(jsonl):
+    return [json.loads(l) for l in open(jsonl)] if os.path.exists(jsonl) else []
+
+
+def recorded_runs(rows):
+    """(run, seed) -> row for the recorded runs. A run may have two rows (the chosen run's seed 1 is in
+    the sweep table and in the test table): they are merged, not the last kept."""
+    recorded = {}
+    for r in rows:
+        if "run" in r and not r.get("ablation"):
+            recorded.setdefault((r["run"], r["seed"]), {}).update(r)
+    return recorded
+
+
+def run_dir(runs, name, seed):
+    return f"{runs}/{name}" + ("" if seed == 1 else f"-s{seed}")
+
+
+def read_run(runs, recorded, name, seed):
+    """A run's numbers as one flat row: from its folder when kept, else its recorded row (None if neither)."""
+    d = run_dir(runs, name, seed)
+    if not os.path.exists(d + "/model.json"):
+        return recorded.get((name, seed))
+    card = json.load(open(d + "/model.json"))
+    t, config = card["training"], card.get("config", {})
+    metrics = t["metrics"]
+    r = {"run": name, "seed": seed, "dev MAP": metrics["dev MAP"], "dev MRR": metrics.get("dev MRR"),
+         "vectors": config["vectors"] + (f" pca{config['vector_dim']}" if config.get("vector_dim") else "")
+         if "vectors" in config else None,
+         "params": int(metrics["trainable parameters"]) if "trainable parameters" in metrics else None,
+         "best_epoch": t["best_epoch"], "train_seconds": t["train_seconds"]}
+    if os.path.exists(d + ".meta.json"):
+        r.update(json.load(open(d + ".meta.json")))
+    if "train cpu seconds" in metrics:
+        r["train_cpu_seconds"] = metrics["train cpu seconds"]
+    if os.path.exists(d + ".eval"):
+        e = json.load(open(d + ".eval"))
+        r.update({f"test {k}": e[k] for k in TEST})
+    return r
+
+
+def meta(r):
+    return {k: r[k] for k in META if k in r}
+
+
+def load(r):
+    return f"{r['load_before']:.1f} / {r['load_after']:.1f}" if "load_before" in r else "not recorded"
+
+
+def mean_sd(rows, key):
+    v = [r[key] for r in rows]
+    return f"{statistics.mean(v):.4f} ± {statistics.stdev(v):.4f}"
+
+
+def seeds_table(info, name, title, level, cpu):
+    """Run `name`'s seeds 1-3 on WikiQA test, then the mean ± sd of each metric; returns the 3 rows."""
+    seeds = [info(name, s) for s in (1, 2, 3)]
+    metrics = ["dev MAP"] + [f"test {k}" for k in TEST]
+    columns = ["seed", *metrics, "train s"] + (["train CPU s"] if cpu else []) + ["wall s", "load"]
+    print(f"\n{level} {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for seed, i in enumerate(seeds, 1):
+        cells = [str(seed)] + [f"{i[k]:.4f}" for k in metrics] + [f"{i['train_seconds']:.0f}"]
+        if cpu:
+            cells.append(f"{i['train_cpu_seconds']:.0f}" if "train_cpu_seconds" in i else "not recorded")
+        cells += [f"{i.get('wall_seconds', 'n/a')}", load(i)]
+        print("| " + " | ".join(cells) + " |")
+    print("| mean ± sd | " + " | ".join(mean_sd(seeds, k) for k in metrics) + " |"
+          + " |" * (len(columns) - 1 - len(metrics)))
+    return seeds
+
+
+def names(entries):
+    return [e.split("|", 1)[0] for e in entries]
+
+
+def recorded_mode(jsonl):
+    for r in read_rows(jsonl):
+        if not r.get("ablation") and "run" in r:
+            print(r["run"], r["seed"])
+
+
+def best_mode(runs, jsonl, entries):
+    """The best seed-1 dev MAP; a tie goes to the run listed later."""
+    recorded = recorded_runs(read_rows(jsonl))
+    dev = {n: read_run(runs, recorded, n, 1)["dev MAP"] for n in names(entries)}
+    print([n for n in names(entries) if dev[n] == max(dev.values())][-1])
+
+
+def chosen_mode(runs, jsonl, entries):
+    """The best mean dev MAP over seeds 1 and 2, among the runs with both."""
+    recorded = recorded_runs(read_rows(jsonl))
+    means = {}
+    for n in names(entries):
+        i1, i2 = (read_run(runs, recorded, n, s) for s in (1, 2))
+        if i1 and i2:
+            means[n] = (i1["dev MAP"] + i2["dev MAP"]) / 2
+    print(max(means, key=means.get))
+
+
+def sweep_mode(runs, best, jsonl, base, sweep):
+    all_rows = read_rows(jsonl)
+    recorded = recorded_runs(all_rows)
+    other = [r for r in all_rows if "run" not in r]  # the distillation part's rows of teachers (scoring, dev checks)
+
+    def info(name, seed):
+        return read_run(runs, recorded, name, seed)
+
+    def tested(name):
+        return all(info(name, s) and "test MAP" in info(name, s) for s in (1, 2, 3))
+
+    def na(v, fmt):
+        return "not kept" if v is None else format(v, fmt)
+
+    rows = []
+    print("# Cosinenet list-wise + BiRNN: a one-seed sweep, then the dev-chosen run on 3 seeds\n")
+    print("Produced by `bash scripts/sweep-cosinenet.sh`. Every run trains on WikiQA train, keeps the epoch with")
+    print("the best WikiQA dev MAP and is chosen by that dev MAP only; only the chosen configuration is scored on")
+    print("test. Issue 4's target is a WikiQA test MAP of 0.756 (243 questions with an answer). `train s` is")
+    print("the training time in the model card (epochs plus dev evaluation), `wall s` the whole command, `load`")
+    print("the 1-minute load average before / after the run: the 2-core machine is shared by 4 engineers' jobs,")
+    print("so times are only comparable between runs at a similar load (`minilm` also ran at a load of about")
+    print("10, before loads were recorded). Runs whose folders were not kept show the numbers recorded when")
+    print("they ran (`not kept`: not recorded then). `vectors`: `minilm-encoded` is every word encoded alone by")
+    print("all-MiniLM-L6-v2 (mean-pooled, unit length), `pcaN` its N principal components over the model's")
+    print("vocabulary; `glove+minilm-encoded` puts them after the word's GloVe 50d vector.\n")
+    print("## Sweep (seed 1, dev only)\n")
+    print("| run | options | vectors | params | dev MAP | dev MRR | best epoch | train s | wall s | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for entry in sweep:
+        name, options = entry.split("|", 1)
+        i = info(name, 1)
+        kept = {k: i.get(k) for k in ("dev MRR", "params", "best_epoch", "vectors") if i.get(k) is not None}
+        rows.append({"run": name, "seed": 1, "options": options, "dev MAP": i["dev MAP"],
+                     "train_seconds": i["train_seconds"], **kept, **meta(i)})
+        vectors = i.get("vectors") or next((o for o in ("spacy", "minilm") if f"--vectors {o}" in options), "glove")
+        print(f"| {name}{' (chosen)' if name == best else ''} | `{options or '(defaults)'}` | {vectors} "
+              f"| {na(i.get('params'), ',')} | {i['dev MAP']:.4f} | {na(i.get('dev MRR'), '.4f')} "
+              f"| {na(i.get('best_epoch'), '')} | {i['train_seconds']:.0f} | {i.get('wall_seconds', 'n/a')} | {load(i)} |")
+
+    def seeds(name, title):
+        out = seeds_table(info, name, title, "##", cpu=False)
+        print()
+        for seed, i in enumerate(out, 1):
+            rows.append({"run": name, "seed": seed, "dev MAP": i["dev MAP"],
+                         **{f"test {k}": i[f"test {k}"] for k in TEST}, "train_seconds": i["train_seconds"],
+                         **meta(i)})
+        return out
+
+    chosen = seeds(best, f"The dev-chosen run `{best}` on WikiQA test, seeds 1-3")
+    if base:
+        e = json.load(open(f"{runs}/{base}.eval"))
+        print(f"Vocabulary ablation (test, seed 1, not used for choosing): `{base}` (10,000 extra GloVe words) "
+              f"scores test MAP {e['MAP']:.4f}, MRR {e['MRR']:.4f}, P@1 {e['P@1']:.4f}, against "
+              f"{chosen[0]['test MAP']:.4f}, {chosen[0]['test MRR']:.4f}, {chosen[0]['test P@1']:.4f} with 100,000 "
+              f"(same dev MAP: the same training).\n")
+        rows.append({"run": base, "seed": 1, "test MAP": e["MAP"], "test MRR": e["MRR"], "test P@1": e["P@1"],
+                     "ablation": True})
+    mean_map = statistics.mean(c["test MAP"] for c in chosen)
+    slowest = max(c["train_seconds"] for c in chosen)
+    print(f"Target WikiQA test MAP >= 0.756: {'reached' if mean_map >= 0.756 else 'NOT reached'} (mean {mean_map:.4f}). "
+          f"Target training under 60 s: slowest of the 3 seeds {slowest:.0f} s ({'under' if slowest < 60 else 'NOT under'} 60 s, at the load shown).")
+    # The GloVe-only choice of the first round, for comparison (chosen then by the same rule among the GloVe runs).
+    earlier = "lr-1e-3-vocab-100k"
+    earlier_rows = None
+    if best != earlier and tested(earlier):
+        earlier_rows = seeds(earlier, f"For comparison: the first round's (GloVe-only) choice `{earlier}` on WikiQA test")
+
+    def dev(name):
+        return info(name, 1)["dev MAP"]
+
+    def span(pred):
+        v = [dev(n) for n in names(sweep) if pred(n)]
+        return f"{min(v):.4f}-{max(v):.4f}"
+
+    glove_runs = span(lambda n: n in ("defaults", "epochs-10", "hidden-300", "lr-1e-3", "vocab-100k", "lr-1e-3-vocab-100k"))
+    print(f"""
+## Reading
+
+- Round 2 tried word vectors from all-MiniLM-L6-v2 (`minilm-encoded`: each word of the vocabulary encoded
+  alone, as a one-word sentence, through the whole sentence encoder, mean-pooled and normalised as
+  sentence-transformers embeds a sentence). Alone, at 384 d or reduced to 50 or 100 principal components,
+  they scored seed-1 dev MAP {span(lambda n: n.startswith("minilm-encoded"))}, below the GloVe 50d runs
+  ({glove_runs}). Beside GloVe (`glove+minilm-encoded`, the MiniLM part reduced to 25, 50 or 100
+  components, our features) they scored {span(lambda n: n in ("glove+minilm-encoded-pca25", "glove+minilm-encoded-pca50", "glove+minilm-encoded-pca100"))}.""")
+    if earlier_rows:
+        print(f"""- The dev-chosen `{best}` had the best seed-1 dev MAP of the whole sweep ({chosen[0]['dev MAP']:.4f}), but its
+  seeds 2 and 3 scored {chosen[1]['dev MAP']:.4f} and {chosen[2]['dev MAP']:.4f} on dev: the seed-1 number was the luckiest of
+  many one-seed draws. On test its 3-seed MAP is {mean_sd(chosen, "test MAP")}, against
+  {mean_sd(earlier_rows, "test MAP")} for the first round's GloVe-only choice: MiniLM-encoded
+  word vectors did not move WikiQA test MAP, and the 0.756 target is not reached.""")
+    print("""- Seed noise decides a one-seed sweep: one configuration's dev MAP spans more over 3 seeds than most
+  differences between configurations here, so the sweep picks lucky seeds (the chosen run's seeds above).
+- The thesis' Cosinenet (ch. 7.2) against ours, checked: the thesis feeds each word's largest cosine
+  alone; ours adds an exact-match flag beside it (and counts exact matches of content words as relatedness
+  1 even without a vector), and with an RNN our scorer also sees the pair vector (a skip connection).
+  `--no-exact-match --no-skip` gives the thesis' network (`thesis-features`, and with MiniLM-encoded
+  vectors the `-thesis-features`, `-no-skip` and `-no-exact-match` runs): none scored a higher dev MAP
+  than the same vectors with our features, so ours stay the default. The other differences, hidden size
+  (thesis 300, ours 200) and learning rate / epochs (thesis 2e-4 for 3 epochs), were round 1's
+  `hidden-300` and `lr-*` runs.""")
+    g = "glove+minilm-encoded-pca"
+    print(f"""- Splitting the relatedness into one feature from the GloVe part and one from the MiniLM part
+  (`--split-relatedness`) scored {dev(g + "50-split-relatedness"):.4f} with 50 components (unsplit {dev(g + "50"):.4f}) and
+  {dev(g + "100-split-relatedness"):.4f} with 100 (unsplit {dev(g + "100"):.4f}): no consistent gain, within seed noise.""")
+    print(f"""- Time: 100-d vectors (GloVe + 50 MiniLM components) make the network {info(best, 1).get("params") or 0:,} parameters against
+  346,001, and the chosen run's 3 seeds trained in {min(c["train_seconds"] for c in chosen):.0f}-{max(c["train_seconds"] for c in chosen):.0f} s at a load of about 10 (two cores shared); GloVe alone took
+  17-18 s at a load of about 1 (efficient-rankers.md). Encoding the about 35,000 WikiQA words once takes
+  about a minute on one core, cached in `target/vector-cache` for later runs (not in `train s`).""")
+    print("""- Vectors are the thesis' own explanation of the gap: its ch. 6 WikiQA table (point-wise Cosinenet;
+  `bonadiman-thesis-structure-for-qa.txt` lines 1691-1692) gives dev / test MAP 71.11 / 61.87 with GloVe
+  and 75.70 / 72.79 with ConceptNet Numberbatch 300d, the vectors of its 75.62 row: with GloVe the thesis,
+  too, lost 9 points from dev to test. Numberbatch is not available here. spaCy md 300d, MiniLM's static
+  word-piece embeddings and its encoder's word encodings (384 d) each scored lower seed-1 dev MAP than
+  GloVe 50d with the same (default) options, and beside GloVe the encodings did not raise test MAP: none
+  is retrofitted to a knowledge graph of word relations as Numberbatch is.
+- The dev-test gap is partly a property of the split: [wikiqa-dev-test-gap.md](wikiqa-dev-test-gap.md)
+  (more dev questions have their answer in the first sentence; the position-only `rr` loses about as
+  much from dev to test; test has several times more words outside the model's vocabulary). Giving test
+  words their GloVe rows (`--extra-vocab 100000`) did not raise test MAP (round 1).""")
+    kept = [r for r in recorded.values() if r.get("section") == "distillation"] + other
+    with open(jsonl, "w") as f:
+        for r in rows + kept:
+            f.write(json.dumps(r) + "\n")
+
+
+def distillation_row(r):
+    """A distillation run's recorded row: its times rounded to 0.1 s, no vector or size fields."""
+    row = {"section": "distillation", "run": r["run"], "seed": r["seed"], "dev MAP": r["dev MAP"],
+           "best_epoch": r["best_epoch"], "train_seconds": round(r["train_seconds"], 1), **meta(r)}
+    if "train_cpu_seconds" in r:
+        row["train_cpu_seconds"] = round(r["train_cpu_seconds"], 1)
+    row.update({k: r[k] for k in (f"test {k}" for k in TEST) if k in r})
+    return row
+
+
+def distill_mode(runs, chosen, jsonl, synth, teachers, distill):
+    all_rows = read_rows(jsonl)
+    recorded = recorded_runs(all_rows)
+
+    def info(name, seed):
+        r = read_run(runs, recorded, name, seed)
+        return distillation_row(r) if r else None
+
+    def tested(name):
+        return all(info(name, s) and "test MAP" in info(name, s) for s in (1, 2, 3))
+
+    rows = []
+    print("\n## Distillation (round 3: a teacher's scores as targets)\n")
+    print("Produced by the distillation part of `bash scripts/sweep-cosinenet.sh`. Cosinenet list-wise + BiRNN,")
+    print("GloVe 50d, default options, plus `--teacher SPEC --distill-weight W --temperature T`: each question's")
+    print("target distribution is (1-W) * gold + W * softmax(teacher / T). Teachers: `t1` =")
+    print("models/minilm-l6-tanda-all-2ep (WikiQA test MAP 0.7951; it trained on WikiQA train, so its scores of")
+    print("train are in-sample), `t2` = runs/minilm-trecqa-transfer-all (TANDA step 1 only, never saw WikiQA, test")
+    print("MAP 0.689). `-unanswered`: the train questions without an answer are trained on too, with target")
+    print("W * the teacher's distribution. Each setting ran seeds 1 and 2; the choice is the best MEAN dev MAP.")
+    print("`train s` counts training only (epochs plus dev evaluation, from the model card); the teacher's one-off")
+    print("scoring of WikiQA train is not in it (below). `train CPU s`: the CPU time of those epochs (one thread, so")
+    print("about the wall time on an idle machine; recorded by runs from after it was added). `load`: 1-minute load")
+    print("average before / after.\n")
+    print("| run | options | dev MAP seed 1 | dev MAP seed 2 | mean | train s (seeds 1, 2) | load |")
+    print("|---|---|---|---|---|---|---|")
+    for entry in distill:
+        name, options = entry.split("|", 1)
+        i1, i2 = info(name, 1), info(name, 2)
+        if i1 is None or i2 is None:
+            print(f"| {name} | `{options or '(no teacher)'}` | not run | | | | |")
+            continue
+        rows += [i1, i2]
+        loads = "; ".join(load(i) for i in (i1, i2) if "load_before" in i)
+        print(f"| {name}{' (chosen)' if name == chosen else ''} | `{options or '(no teacher)'}` | {i1['dev MAP']:.4f} "
+              f"| {i2['dev MAP']:.4f} | {(i1['dev MAP'] + i2['dev MAP']) / 2:.4f} "
+              f"| {i1['train_seconds']:.0f}, {i2['train_seconds']:.0f} | {loads or 'not recorded'} |")
+
+    def seeds(name, title):
+        out = seeds_table(info, name, title, "###", cpu=True)
+        rows.append(out[2])
+        return out
+
+    best = seeds(chosen, f"The dev-chosen `{chosen}` on WikiQA test, seeds 1-3")
+    # Earlier choices (scored on test when they were chosen) stay beside the current one.
+    earlier = {"distill-t1-w0.5-t1-unanswered": "round 3's choice",
+               "distill-t1-w0.5-t1-unanswered-dropout-0.3-ema-0.995": "round 4's first choice, before the W 0.8 variant was added",
+               "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995": "round 4's second choice, before the last three variants were added"}
+    for e, what in earlier.items():
+        if chosen != e and tested(e):
+            seeds(e, f"For comparison: {what}, `{e}`, seeds 1-3")
+    base = seeds("distill-none", "The same network without a teacher (`distill-none`), same binary, seeds 1-3")
+    mean_map = statistics.mean(i["test MAP"] for i in best)
+    base_map = statistics.mean(i["test MAP"] for i in base)
+    slowest = max(i["train_seconds"] for i in best)
+    cpus = [i["train_cpu_seconds"] for i in best if "train_cpu_seconds" in i]
+    loads = [v for i in best for v in (i.get("load_before"), i.get("load_after")) if v is not None]
+    print(f"\nTarget WikiQA test MAP >= 0.756: {'reached' if mean_map >= 0.756 else 'NOT reached'} "
+          f"(mean {mean_map:.4f}; without a teacher {base_map:.4f}, a change of {mean_map - base_map:+.4f}). "
+          f"Target training under 60 s: slowest of the 3 seeds {slowest:.0f} s "
+          f"({'under' if slowest < 60 else 'NOT under'} 60 s, at a load of {min(loads):.1f}-{max(loads):.1f}; "
+          f"the GloVe network trained in 17-18 s at a load of about 1, efficient-rankers.md)"
+          + (f"; the CPU time of training (one thread: the wall time on an idle machine) was at most {max(cpus):.0f} s "
+             f"over the {len(cpus)} seed(s) that recorded it." if cpus else ".") + "\n")
+    means = {}
+    for name in names(distill):
+        i1, i2 = info(name, 1), info(name, 2)
+        if i1 and i2:
+            means[name] = (i1["dev MAP"] + i2["dev MAP"]) / 2
+    none = means.get("distill-none")
+    t1 = {n: m for n, m in means.items() if n.startswith("distill-t1-") and "trecqa" not in n}
+    print("Reading:\n")
+    if none is not None and t1:
+        print(f"- Every in-sample-teacher (`t1`) setting on WikiQA train alone had a higher mean dev MAP "
+              f"({min(t1.values()):.4f}-{max(t1.values()):.4f}) than the same network without a teacher ({none:.4f})"
+              if min(t1.values()) > none else
+              f"- In-sample-teacher (`t1`) settings scored mean dev MAP {min(t1.values()):.4f}-{max(t1.values()):.4f}, "
+              f"without a teacher {none:.4f}")
+        print(f"  (2 seeds each, so differences of about a point between settings are within seed noise).")
+    if "distill-t2-w0.5-t1" in means and none is not None:
+        print(f"- The out-of-sample teacher (`t2`, never saw WikiQA, test MAP 0.689) did not help: mean dev MAP "
+              f"{means['distill-t2-w0.5-t1']:.4f} against {none:.4f} without a teacher; the teacher has to be better "
+              f"than the student on this data to teach it anything.")
+    trec = "distill-t1-w0.5-t1-unanswered-trecqa"
+    if trec in means and "distill-t1-w0.5-t1-unanswered" in means:
+        secs = [info(trec, s)["train_seconds"] for s in (1, 2)]
+        print(f"- TrecQA TRAIN-ALL as extra lists labelled by the teacher alone (`--extra-train`): mean dev MAP "
+              f"{means[trec]:.4f} against {means['distill-t1-w0.5-t1-unanswered']:.4f} without them, and "
+              f"{min(secs):.0f}-{max(secs):.0f} s of training: news questions did not help WikiQA here.")
+    print(f"- Chosen by mean dev MAP: `{chosen}`; its test MAP is {mean_map:.4f} against {base_map:.4f} without a "
+          f"teacher (3 seeds each, same binary).\n")
+    print("One-off teacher scoring (not training time; `ansel rank` through the fp32 ONNX Runtime export of each")
+    print("teacher, whose scores equal the tch model's, one thread, on the shared machine), from")
+    print("`target/teacher-scores/*.meta.json`:\n")
+    print("| teacher | data | questions | pairs | scoring s |")
+    print("|---|---|---|---|---|")
+    # The caches here, and those recorded by earlier runs of this script (their files may be gone).
+    scoring = {r["key"]: r for r in all_rows if r.get("section") == "teacher-scoring"}
+    for path in glob.glob("target/teacher-scores/*.meta.json"):
+        key = os.path.basename(path).split(".")[0]
+        scoring[key] = {"section": "teacher-scoring", "key": key, **json.load(open(path))}
+    for m in sorted(scoring.values(), key=lambda m: m["key"]):
+        print(f"| {m['teacher']} | {m['data']} | {m['questions']:,} | {m['pairs']:,} | {m['scoring_seconds']:.0f} |")
+
+    print("\n## Round 4: weight averaging, synthetic lists, transfer then adapt, stronger teachers\n")
+    print(f"All against the round-3 choice `distill-t1-w0.5-t1-unanswered` (mean dev MAP "
+          f"{means['distill-t1-w0.5-t1-unanswered']:.4f}; rows in the distillation table above).\n")
+    base3 = means["distill-t1-w0.5-t1-unanswered"]
+
+    def said(name, what):
+        if name not in means:
+            return f"- {what}: not run."
+        i1, i2 = info(name, 1), info(name, 2)
+        cpu = [i["train_cpu_seconds"] for i in (i1, i2) if "train_cpu_seconds" in i]
+        return (f"- {what} (`{name}`): dev MAP {i1['dev MAP']:.4f} / {i2['dev MAP']:.4f}, mean {means[name]:.4f} "
+                f"({means[name] - base3:+.4f})" + (f", training CPU {min(cpu):.0f}-{max(cpu):.0f} s" if cpu else "") + ".")
+    print(said("distill-t1-w0.5-t1-unanswered-ema-0.999", "EMA of the weights, decay 0.999 per step (`--ema`)"))
+    print(said("distill-t1-w0.5-t1-unanswered-average-epochs-3", "mean of the last 3 epochs' weights (`--average-epochs 3`)"))
+    docs, a, b = (read_rows(f"{synth}/{n}.jsonl") for n in ("wikiqa-train-docs", "qw12-a", "qw12-b"))
+    if docs and a and b:
+        print(f"- Synthetic lists: {len(docs):,} WikiQA train documents (those also in dev or test left out) gave "
+              f"`ansel synth` cloze questions (question words 12, whole document as the list, BM25 round trip); "
+              f"a seeded draw of {len(a):,} ({sum(len(q['candidates']) for q in a):,} pairs) and {len(b):,} more "
+              f"({sum(len(q['candidates']) for q in b):,} pairs), labelled by the teacher alone "
+              f"(scoring time in the table above, not training time; the two files were scored at the same time, "
+              f"one process each, at a load of about 7). Example: \"{a[0]['question']}\"")
+        st = f"{synth}/all-qw12.stats.json"
+        if os.path.exists(st):
+            st = json.load(open(st))
+            print(f"  Generation (one-off, not training time): {st['generated']['questions']:,} questions from "
+                  f"{st['generated']['sentences']:,} sentences, {st['filtered']['kept_questions']:,} kept by the round "
+                  f"trip, in {st['total_seconds']:.1f} s.")
+    print("  " + said("distill-t1-w0.5-t1-unanswered-synth-2k", "2,000 synthetic questions")[2:])
+    print("  " + said("distill-t1-w0.5-t1-unanswered-synth-5k", "5,000 synthetic questions")[2:])
+    tr = info("transfer-trecqa-t1-w0.5-t1", 1)
+    if tr:
+        rows.append(tr)
+        print(f"- Transfer then adapt: the round-3 options trained on TrecQA TRAIN-ALL (teacher t1, its "
+              f"cached scores; WikiQA dev for early stopping: dev MAP {tr['dev MAP']:.4f} at epoch "
+              f"{tr.get('best_epoch')}, {tr['train_seconds']:.0f} s), then `--init` from it on WikiQA:")
+        print("  " + said("distill-t1-w0.5-t1-unanswered-init-trecqa", "adapted on WikiQA")[2:])
+    print(said("distill-t1-w0.5-t0.5-unanswered", "a sharper teacher, T 0.5"))
+    print(said("distill-t1-w0.5-t1-unanswered-dropout-0.3", "dropout 0.3 instead of 0.5"))
+    print(said("distill-t1-w0.5-t1-unanswered-lr-1e-3", "lr 1e-3 for 8 epochs (round 1's best schedule)"))
+    print(said("distill-t1-w0.5-t1-unanswered-ema-0.995", "a shorter EMA, decay 0.995 (about 200 steps)"))
+    print(said("distill-t1-w0.5-t1-unanswered-dropout-0.3-ema-0.995", "dropout 0.3 and EMA 0.995 together"))
+    print(said("distill-t1-w0.5-t1-unanswered-dropout-0.1-ema-0.995", "dropout 0.1 and EMA 0.995"))
+    print(said("distill-t1-w0.5-t1-unanswered-dropout-0.3-ema-0.99", "dropout 0.3 and EMA 0.99"))
+    print(said("distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995", "W 0.8, dropout 0.3 and EMA 0.995"))
+    print(said("distill-t1-w1-t1-unanswered-dropout-0.3-ema-0.995", "W 1, dropout 0.3 and EMA 0.995"))
+    print(said("distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-hidden-300", "the W 0.8 variant with hidden 300"))
+    print(said("distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-epochs-8", "the W 0.8 variant for 8 epochs"))
+    done = [(n, json.load(open(f"{runs}/teacher-{n}.dev.json")))
+            for n in names(teachers) if os.path.exists(f"{runs}/teacher-{n}.dev.json")]
+    recorded_t = {r["teacher"]: r for r in all_rows if r.get("section") == "teacher-dev"}
+    for name, e in done:
+        recorded_t[name] = {"section": "teacher-dev", "teacher": name, "spec": e["model"], "dev MAP": e["MAP"],
+                            "dev MRR": e["MRR"], "dev P@1": e["P@1"]}
+    if recorded_t:
+        print("- Stronger teachers: fusions of t1 on WikiQA dev (`ansel eval`; a fusion would replace t1 only "
+              "if better on dev):\n")
+        print("  | teacher | spec | dev MAP | dev MRR | dev P@1 |")
+        print("  |---|---|---|---|---|")
+        for r in recorded_t.values():
+            print(f"  | {r['teacher']} | `{r['spec']}` | {r['dev MAP']:.4f} | {r['dev MRR']:.4f} | {r['dev P@1']:.4f} |")
+        print()
+    r3 = "distill-t1-w0.5-t1-unanswered"
+    if chosen != r3 and tested(r3):
+        r3_test = [info(r3, s) for s in (1, 2, 3)]
+        r3_map = statistics.mean(i["test MAP"] for i in r3_test)
+        print(f"Reading: the synthetic cloze lists hurt more the more of them there were (their questions are "
+              f"rarely WikiQA-like: see the example), TrecQA transfer and weight averaging alone moved dev MAP "
+              f"by less than seed noise, and no fusion beat t1 on dev, so t1 stays the teacher. The dev choice "
+              f"`{chosen}` scores WikiQA test MAP {mean_sd(best, 'test MAP')} "
+              f"against {mean_sd(r3_test, 'test MAP')} for round 3's choice "
+              f"(3 seeds each): {'' if mean_map > r3_map else 'no '}gain, "
+              f"{'and still short of' if mean_map < 0.756 else 'reaching'} the 0.756 target. Many settings were "
+              f"compared on 2 seeds each, so the chosen one's dev mean is likely optimistic (its seed 3: "
+              f"{best[2]['dev MAP']:.4f}).\n")
+        print()
+    # Recorded runs not in a table this time (an earlier choice's seed 3) keep their rows.
+    emitted = {(r["run"], r["seed"]) for r in rows}
+    rows += [r for k, r in recorded.items() if r.get("section") == "distillation" and k not in emitted]
+    with open(jsonl, "w") as f:
+        keep = ("distillation", "teacher-scoring", "teacher-dev")
+        for r in [r for r in all_rows if r.get("section") not in keep] + rows + list(scoring.values()) + list(recorded_t.values()):
+            f.write(json.dumps(r) + "\n")
+
+
+def main(argv):
+    mode, args = argv[1], argv[2:]
+    if mode == "recorded":
+        recorded_mode(args[0])
+    elif mode == "best":
+        best_mode(args[0], args[1], args[2:])
+    elif mode == "chosen":
+        chosen_mode(args[0], args[1], args[2:])
+    elif mode == "sweep":
+        sweep_mode(args[0], args[1], args[2], args[3], args[4:])
+    elif mode == "distill":
+        split = args.index("--")
+        distill_mode(args[0], args[1], args[2], args[3], args[4:split], args[split + 1:])
+    else:
+        sys.exit(f"unknown mode {mode!r}: recorded, best, chosen, sweep or distill")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
