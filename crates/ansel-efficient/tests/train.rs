@@ -111,6 +111,11 @@ fn options(
     opts
 }
 
+/// The default recipe, Cosinenet list-wise + BiRNN, at the toy size of [`options`].
+fn birnn(out: &std::path::Path) -> TrainOptions {
+    options(Architecture::Cosinenet, Loss::Listwise, RnnKind::Birnn, out)
+}
+
 fn map(ranker: &dyn Ranker, data: &[Question]) -> f64 {
     let scores = ranker.score_all(data).unwrap();
     evaluate(data, &scores, Filter::Answered)
@@ -179,12 +184,7 @@ fn a_question_scores_the_same_alone_and_beside_a_longer_one() {
     // Padding must not leak into a question's scores, through the BiRNN's
     // backward pass in particular.
     let (data, vectors, _dir, out) = toy_run();
-    let mut opts = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::Birnn,
-        &out,
-    );
+    let mut opts = birnn(&out);
     opts.epochs = 2;
     train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
     let ranker = EfficientRanker::load(&out, &ModelCard::read(&out).unwrap()).unwrap();
@@ -294,17 +294,10 @@ fn killed_after_epoch_1_then_resumed(
 #[test]
 fn killed_after_an_epoch_and_resumed_trains_the_same_weights_as_an_uninterrupted_run() {
     let _serial = serial();
-    let data = toy();
-    let vectors = vectors(&data);
-    let dir = tempfile::tempdir().unwrap();
+    let (data, vectors, dir, _) = toy_run();
     let setup = |name: &str| {
         let out = dir.path().join(name).join("model");
-        let mut opts = options(
-            Architecture::Cosinenet,
-            Loss::Listwise,
-            RnnKind::Birnn,
-            &out,
-        );
+        let mut opts = birnn(&out);
         opts.epochs = 3;
         // Dropout on: the resumed epochs must draw the masks the uninterrupted run drew.
         opts.dropout = 0.3;
@@ -409,17 +402,10 @@ fn tiny_minilm_package(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
     let _serial = serial();
-    let data = toy();
-    let dir = tempfile::tempdir().unwrap();
+    let (data, _, dir, out) = toy_run();
     let models = tiny_minilm_package(dir.path());
     let encoder_dir = models.join("all-minilm-l6-v2");
-    let out = dir.path().join("model");
-    let mut opts = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::Birnn,
-        &out,
-    );
+    let mut opts = birnn(&out);
     opts.epochs = 3;
     opts.vectors = ansel_vectors::VectorSource::MinilmEncoded;
     opts.models_dir = models.clone();
@@ -474,10 +460,8 @@ fn encoded_vectors_are_bundled_and_the_model_loads_without_the_encoder() {
 #[test]
 fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
     let _serial = serial();
-    let data = toy();
-    let dir = tempfile::tempdir().unwrap();
+    let (data, _, dir, out) = toy_run();
     let models = tiny_minilm_package(dir.path());
-    let out = dir.path().join("model");
     let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
     opts.epochs = 1;
     opts.vectors = ansel_vectors::VectorSource::MinilmEncoded;
@@ -503,8 +487,7 @@ fn pca_reduced_vectors_are_recorded_in_the_card_and_read_back() {
 #[test]
 fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
     let _serial = serial();
-    let data = toy();
-    let vectors = vectors(&data);
+    let (data, vectors, _dir, out) = toy_run();
     // The teacher knows the answers; an extra teacher-only question, too.
     let scores = |qs: &[Question]| -> Vec<Vec<f32>> {
         qs.iter()
@@ -538,14 +521,7 @@ fn a_model_trained_with_a_teacher_records_it_and_scores_without_it() {
         train_scores: scores(&data),
         extra: extra.iter().cloned().zip(scores(&extra)).collect(),
     };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("model");
-    let mut opts = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::Birnn,
-        &out,
-    );
+    let mut opts = birnn(&out);
     opts.teacher = Some(std::sync::Arc::new(teacher.clone()));
     let summary = train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
     assert_eq!(summary.dev_map, 1.0);
@@ -585,12 +561,7 @@ fn weight_averaging_that_averages_nothing_saves_the_plain_runs_weights_and_is_re
     let (data, vectors, dir, _) = toy_run();
     let run = |name: &str, averaging: ansel_efficient::Averaging| {
         let out = dir.path().join(name).join("model");
-        let mut opts = options(
-            Architecture::Cosinenet,
-            Loss::Listwise,
-            RnnKind::Birnn,
-            &out,
-        );
+        let mut opts = birnn(&out);
         opts.epochs = 3;
         opts.dropout = 0.3;
         opts.averaging = averaging;
@@ -635,12 +606,7 @@ fn an_averaged_run_killed_and_resumed_saves_what_an_uninterrupted_one_saves() {
                 .path()
                 .join(format!("{name}-{averaging:?}"))
                 .join("model");
-            let mut opts = options(
-                Architecture::Cosinenet,
-                Loss::Listwise,
-                RnnKind::Birnn,
-                &out,
-            );
+            let mut opts = birnn(&out);
             opts.epochs = 3;
             opts.patience = 3;
             opts.averaging = averaging;
@@ -659,23 +625,13 @@ fn an_averaged_run_killed_and_resumed_saves_what_an_uninterrupted_one_saves() {
 fn init_starts_from_exactly_the_saved_weights_and_a_bad_folder_is_named() {
     let _serial = serial();
     let (data, vectors, dir, first) = toy_run();
-    let mut opts = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::Birnn,
-        &first,
-    );
+    let mut opts = birnn(&first);
     opts.epochs = 2;
     train_with_vectors(&opts, Some(&vectors), &data, &data).unwrap();
     // Zero epochs after --init: the saved model is the initial weights, which must be the
     // first model's (every trainable weight; the embedding table is rebuilt from the vectors).
     let second = dir.path().join("second");
-    let mut adapt = options(
-        Architecture::Cosinenet,
-        Loss::Listwise,
-        RnnKind::Birnn,
-        &second,
-    );
+    let mut adapt = birnn(&second);
     adapt.init = Some(first.clone());
     adapt.epochs = 1;
     adapt.lr = Some(0.0);
