@@ -60,6 +60,30 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
     }
 }
 
+/// `p` with every candidate's label flipped.
+fn labels_flipped(p: &Prepared) -> Prepared {
+    let mut flipped = p.clone();
+    for q in &mut flipped.questions {
+        for c in &mut q.candidates {
+            c.label = c.label.map(|l| !l);
+        }
+    }
+    flipped
+}
+
+/// `model` saved into a fresh folder and loaded back: the folder (removed when dropped), the
+/// model directory, its card and the loaded model.
+fn saved_and_loaded(model: &Eqag) -> (tempfile::TempDir, PathBuf, ModelCard, Eqag) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    model
+        .save(&out, "x", ansel_model::TrainingRecord::default())
+        .unwrap();
+    let card = ModelCard::read(&out).unwrap();
+    let back = Eqag::load(&out, &card).unwrap();
+    (dir, out, card, back)
+}
+
 /// Question `i` of a [`synthetic`] set alone (6 candidates, 8-dimensional vectors).
 fn question_alone(p: &Prepared, i: usize) -> Prepared {
     Prepared {
@@ -224,14 +248,8 @@ fn the_graph_step_changes_scores_and_training_labels_shape_the_t_plus_graph() {
 #[test]
 fn model_directory_round_trips() {
     let (model, dev) = fitted_by(Variant::TPlusMinus, false, InterBy::Answer);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("m");
-    model
-        .save(&out, "demo", ansel_model::TrainingRecord::default())
-        .unwrap();
-    let card = ModelCard::read(&out).unwrap();
+    let (_dir, out, card, back) = saved_and_loaded(&model);
     assert_eq!(card.kind, KIND);
-    let back = Eqag::load(&out, &card).unwrap();
     assert_eq!(score_prepared(&back, &dev), score_prepared(&model, &dev));
     // A truncated vectors file is reported with its path.
     std::fs::write(out.join(VECTORS_FILE), [0u8; 6]).unwrap();
@@ -304,13 +322,7 @@ fn fitting_on_dev_rows_uses_half_of_dev_and_keeps_test_labels_out() {
     assert_eq!(model.graph.nodes(), 60 * 6);
     let test = synthetic(10, 3, "x");
     let before = score_prepared(&model, &test);
-    let mut flipped = test.clone();
-    for q in &mut flipped.questions {
-        for c in &mut q.candidates {
-            c.label = c.label.map(|l| !l);
-        }
-    }
-    assert_eq!(score_prepared(&model, &flipped), before);
+    assert_eq!(score_prepared(&model, &labels_flipped(&test)), before);
 }
 
 #[test]
@@ -407,24 +419,12 @@ fn extra_features_keep_test_labels_out_and_round_trip() {
         }
         assert_ne!(score_prepared(&model, &shuffled), before);
         // ...test labels do not, and neither do the other test questions.
-        let mut flipped = test.clone();
-        for q in &mut flipped.questions {
-            for c in &mut q.candidates {
-                c.label = c.label.map(|l| !l);
-            }
-        }
-        let flipped = with_extras(flipped);
+        let flipped = with_extras(labels_flipped(&test));
         assert_eq!(score_prepared(&model, &flipped), before);
         let one = with_extras(question_alone(&test, 4));
         assert_eq!(score_prepared(&model, &one)[0], before[4]);
         // Save and load: same scores; a card whose columns disagree with the rows is refused.
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("m");
-        model
-            .save(&out, "x", ansel_model::TrainingRecord::default())
-            .unwrap();
-        let card = ModelCard::read(&out).unwrap();
-        let back = Eqag::load(&out, &card).unwrap();
+        let (_dir, out, card, back) = saved_and_loaded(&model);
         assert_eq!(back.config.node_features, extras().names);
         assert_eq!(score_prepared(&back, &dev), score_prepared(&model, &dev));
         let mut bad = card.clone();
@@ -609,22 +609,11 @@ fn pair_vec_models_keep_test_labels_out_and_round_trip_with_their_pca() {
         }
         assert_ne!(score_prepared(&model, &shifted), before);
         // ...test labels do not (features recomputed from the flipped questions).
-        let mut flipped = test.clone();
-        for q in &mut flipped.questions {
-            for c in &mut q.candidates {
-                c.label = c.label.map(|l| !l);
-            }
-        }
+        let mut flipped = labels_flipped(&test);
         flipped.extra = flipped.extra_features(&x, 8).unwrap();
         assert_eq!(score_prepared(&model, &flipped), before);
         // Save and load: the PCA comes back, and the scores are the same.
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("m");
-        model
-            .save(&out, "x", ansel_model::TrainingRecord::default())
-            .unwrap();
-        let card = ModelCard::read(&out).unwrap();
-        let back = Eqag::load(&out, &card).unwrap();
+        let (_dir, out, card, back) = saved_and_loaded(&model);
         assert_eq!(back.pca.as_ref(), x.pair_pca());
         assert_eq!(score_prepared(&back, &test), before);
         let mut y = Extras::new(&back.config.node_features, |_| Ok(Box::new(Length))).unwrap();
