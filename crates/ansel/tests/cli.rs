@@ -6,19 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::ansel;
+use common::{ansel, present, root};
 
 fn shared_data() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must have ../shared/data beside the repository"
-    );
-    eprintln!("skipped: no ../shared/data");
-    None
+    let dir = root().join("../shared/data");
+    present(&[&dir]).then_some(dir)
 }
 
 fn json_reports(output: &Output) -> Vec<serde_json::Value> {

@@ -1,18 +1,15 @@
 //! The committed efficient model reproduces its row of docs/results/efficient-rankers.md.
 
-use std::path::Path;
 use std::process::Command;
+
+mod common;
+use common::{present, root};
 
 #[test]
 fn committed_cosinenet_reproduces_its_wikiqa_test_row() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root();
     let data = root.join("../shared/data/wikiqa/WikiQA-test.tsv");
-    if !data.is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have ../shared/data"
-        );
-        eprintln!("skipped: no ../shared/data");
+    if !present(&[&data]) {
         return;
     }
     let model = root.join("models/cosinenet-wikiqa");

@@ -4,135 +4,61 @@
 use std::path::Path;
 
 mod common;
-use common::{ansel, ok};
+use common::{ansel, ok, present, root};
 
 #[test]
 fn eqag_trains_over_a_builtin_ranker_and_ignores_test_labels() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root();
     let train = root.join("../shared/data/wikiqa/WikiQA-dev.tsv");
     let encoder = root.join("vendor/models/all-minilm-l6-v2");
-    if !train.is_file() || !encoder.join("model.safetensors").is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have ../shared/data and vendor/models"
-        );
-        eprintln!("skipped: no ../shared/data or vendor/models/all-minilm-l6-v2");
+    if !present(&[&train, &encoder.join("model.safetensors")]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("eqag");
     let sample = root.join("examples/sample-questions.jsonl");
-    let s = |p: &Path| p.display().to_string();
-    ok(&ansel(&[
-        "train",
-        "--model",
-        "eqag",
-        "--base",
-        "wo",
-        "--feature",
-        "minmax",
-        "--variant",
-        "t+-",
-        "--th-intra",
-        "0.5",
-        "--th-inter",
-        "0.5",
-        "--train",
-        &s(&train),
-        "--dev",
-        &s(&sample),
-        "--qq-encoder",
-        &s(&encoder),
-        "--epochs",
-        "20",
-        "--threads",
-        "1",
-        "--out",
-        &s(&out),
-    ]));
-    let card: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    let graph = ["--variant", "t+-", "--th-intra", "0.5", "--th-inter", "0.5"];
+    ok(&train_eqag("wo", &train, "20", &out, &graph));
+    let card = read_card(&out);
     assert_eq!(card["kind"], "eqag");
     assert_eq!(card["config"]["base"], "wo");
     assert_eq!(card["config"]["graph"]["variant"], "t+-");
     assert!(card["config"]["training_rows"].as_u64().unwrap() > 50);
-    let ranked = ok(&ansel(&[
-        "rank",
-        "--data",
-        &s(&sample),
-        "--model",
-        &s(&out),
-    ]));
-    assert_eq!(ranked.lines().count(), 5);
     // The same questions with every label flipped score the same.
-    assert_eq!(
-        scores(&ranked),
-        scores(&rank_with_flipped_labels(&sample, &out, dir.path()))
-    );
+    assert_ranks_without_reading_labels(&sample, &out, dir.path());
     // A model directory with a missing base ranker is reported, naming it.
     let mut bad = card.clone();
     bad["config"]["base"] = serde_json::json!("../no-such-model");
     bad["config"]["base_is_dir"] = serde_json::json!(true);
     std::fs::write(out.join("model.json"), bad.to_string()).unwrap();
-    let err = ansel(&["rank", "--data", &s(&sample), "--model", &s(&out)]);
-    assert!(!err.status.success());
-    assert!(
-        String::from_utf8_lossy(&err.stderr).contains("no-such-model"),
-        "{}",
-        String::from_utf8_lossy(&err.stderr)
-    );
+    let err = rank_error(&sample, &out);
+    assert!(err.contains("no-such-model"), "{err}");
 }
 
 /// `--node-features ...,pair-vec:N`: the PCA is fitted on the training nodes and stored beside
 /// the model; `rank` through the directory reads it back, and test labels do not move scores.
 #[test]
 fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root();
     let encoder = root.join("vendor/models/all-minilm-l6-v2");
-    if !encoder.join("model.safetensors").is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have vendor/models"
-        );
-        eprintln!("skipped: no vendor/models/all-minilm-l6-v2");
+    if !present(&[&encoder.join("model.safetensors")]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("eqag-pv");
     let sample = root.join("examples/sample-questions.jsonl");
-    let s = |p: &Path| p.display().to_string();
     let train = |features: &str, out: &Path| {
-        ansel(&[
-            "train",
-            "--model",
-            "eqag",
-            "--base",
+        let graph = ["--variant", "t+", "--inter-by", "answer"];
+        train_eqag(
             "wo",
-            "--feature",
-            "minmax",
-            "--variant",
-            "t+",
-            "--inter-by",
-            "answer",
-            "--node-features",
-            features,
-            "--train",
-            &s(&sample),
-            "--dev",
-            &s(&sample),
-            "--qq-encoder",
-            &s(&encoder),
-            "--epochs",
+            &sample,
             "10",
-            "--threads",
-            "1",
-            "--out",
-            &s(out),
-        ])
+            out,
+            &[&graph[..], &["--node-features", features]].concat(),
+        )
     };
     ok(&train("base,pair-vec:4", &out));
-    let card: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
+    let card = read_card(&out);
     assert_eq!(
         card["config"]["node_features"],
         serde_json::json!(["base", "pair-vec:4"])
@@ -143,23 +69,11 @@ fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
         (Some(768), Some(4))
     );
     assert!(out.join("pair-pca.json").is_file());
-    let ranked = ok(&ansel(&[
-        "rank",
-        "--data",
-        &s(&sample),
-        "--model",
-        &s(&out),
-    ]));
-    assert_eq!(ranked.lines().count(), 5);
-    assert_eq!(
-        scores(&ranked),
-        scores(&rank_with_flipped_labels(&sample, &out, dir.path()))
-    );
+    assert_ranks_without_reading_labels(&sample, &out, dir.path());
     // Without its PCA file the directory is refused, naming the file; a bad N is refused.
     std::fs::remove_file(out.join("pair-pca.json")).unwrap();
-    let err = ansel(&["rank", "--data", &s(&sample), "--model", &s(&out)]);
-    assert!(!err.status.success());
-    assert!(String::from_utf8_lossy(&err.stderr).contains("pair-pca.json"));
+    let err = rank_error(&sample, &out);
+    assert!(err.contains("pair-pca.json"), "{err}");
     let err = train("base,pair-vec:0", &dir.path().join("bad"));
     assert!(!err.status.success());
     assert!(String::from_utf8_lossy(&err.stderr).contains("pair-vec:N"));
@@ -170,16 +84,12 @@ fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
 /// and a base too expensive to retrain is refused with the way out.
 #[test]
 fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root();
     let encoder = root.join("vendor/models/all-minilm-l6-v2");
-    if !encoder.join("model.safetensors").is_file()
-        || !root.join("vendor/models/glove-6b-50d").is_dir()
-    {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have vendor/models"
-        );
-        eprintln!("skipped: no vendor/models");
+    if !present(&[
+        &encoder.join("model.safetensors"),
+        &root.join("vendor/models/glove-6b-50d"),
+    ]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -207,41 +117,11 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
     ]));
     let cache = dir.path().join("oof-cache");
     let eqag = |out: &str, base: &str, extra: &[&str]| {
-        let out = s(&dir.path().join(out));
-        let mut args = vec![
-            "train",
-            "--model",
-            "eqag",
-            "--base",
-            base,
-            "--feature",
-            "minmax",
-            "--train",
-        ];
-        let (sample, encoder, cache) = (s(&sample), s(&encoder), s(&cache));
-        let rest = [
-            &sample[..],
-            "--dev",
-            &sample,
-            "--qq-encoder",
-            &encoder,
-            "--epochs",
-            "10",
-            "--threads",
-            "1",
-            "--oof-cache",
-            &cache,
-            "--out",
-            &out,
-        ];
-        args.extend(rest);
-        args.extend(extra);
-        ansel(&args)
+        let cache = s(&cache);
+        let options = [&["--oof-cache", &cache[..]], extra].concat();
+        train_eqag(base, &sample, "10", &dir.path().join(out), &options)
     };
-    let card = |out: &str| -> serde_json::Value {
-        let text = std::fs::read_to_string(dir.path().join(out).join("model.json")).unwrap();
-        serde_json::from_str(&text).unwrap()
-    };
+    let card = |out: &str| read_card(&dir.path().join(out));
     ok(&eqag("e1", &s(&base), &["--oof-folds", "2"]));
     let first = card("e1")["training"]["hyperparameters"]["train_scores"].clone();
     assert_eq!(first["kind"], "out-of-fold");
@@ -271,14 +151,7 @@ fn eqag_out_of_fold_scores_retrain_an_efficient_base_per_fold() {
     assert_eq!(second["fold_rankers"].as_array().unwrap().len(), 0);
     // The model still scores unseen questions with the full base.
     assert_eq!(card("e2")["config"]["base_is_dir"], true);
-    let ranked = ok(&ansel(&[
-        "rank",
-        "--data",
-        &s(&sample),
-        "--model",
-        &s(&dir.path().join("e2")),
-    ]));
-    assert_eq!(ranked.lines().count(), 5);
+    assert_eq!(rank(&sample, &dir.path().join("e2")).lines().count(), 5);
     // --train-scores: the same scores from a file train the same GCN; a file that lacks
     // training questions is refused.
     let file = first["cache"].as_str().unwrap().to_string();
@@ -329,13 +202,83 @@ fn rank_with_flipped_labels(data: &Path, model: &Path, work: &Path) -> String {
         .collect();
     let path = work.join("flipped.jsonl");
     std::fs::write(&path, flipped).unwrap();
-    ok(&ansel(&[
+    rank(&path, model)
+}
+
+/// `model` ranks the 5 questions of `sample`, and scores them the same with every label flipped.
+fn assert_ranks_without_reading_labels(sample: &Path, model: &Path, work: &Path) {
+    let ranked = rank(sample, model);
+    assert_eq!(ranked.lines().count(), 5);
+    assert_eq!(
+        scores(&ranked),
+        scores(&rank_with_flipped_labels(sample, model, work))
+    );
+}
+
+/// The output of `ansel rank --data DATA --model MODEL`, which must succeed.
+fn rank(data: &Path, model: &Path) -> String {
+    ok(&rank_output(data, model))
+}
+
+/// The standard error of `ansel rank --data DATA --model MODEL`, which must fail.
+fn rank_error(data: &Path, model: &Path) -> String {
+    let output = rank_output(data, model);
+    assert!(!output.status.success(), "rank succeeded");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn rank_output(data: &Path, model: &Path) -> std::process::Output {
+    ansel(&[
         "rank",
         "--data",
-        path.to_str().unwrap(),
+        data.to_str().unwrap(),
         "--model",
         model.to_str().unwrap(),
-    ]))
+    ])
+}
+
+/// `ansel train --model eqag` over `base` on `train` with the min-max feature, the sample
+/// questions as dev, all-MiniLM-L6-v2 as question encoder and one thread, plus `options`.
+fn train_eqag(
+    base: &str,
+    train: &Path,
+    epochs: &str,
+    out: &Path,
+    options: &[&str],
+) -> std::process::Output {
+    let root = root();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (train, out) = (path(train), path(out));
+    let sample = path(&root.join("examples/sample-questions.jsonl"));
+    let encoder = path(&root.join("vendor/models/all-minilm-l6-v2"));
+    let mut args = vec![
+        "train",
+        "--model",
+        "eqag",
+        "--base",
+        base,
+        "--feature",
+        "minmax",
+        "--train",
+        &train,
+        "--dev",
+        &sample,
+        "--qq-encoder",
+        &encoder,
+        "--epochs",
+        epochs,
+        "--threads",
+        "1",
+        "--out",
+        &out,
+    ];
+    args.extend(options);
+    ansel(&args)
+}
+
+/// The card of the model directory `dir`.
+fn read_card(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("model.json")).unwrap()).unwrap()
 }
 
 /// The per-question score lists of `ansel rank` output.

@@ -2,7 +2,33 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether every one of `paths` (benchmark data, vendored models) is there. Where one is missing
+/// the test is to be skipped (false), which CI, which has them all, must not do.
+pub fn present(paths: &[&Path]) -> bool {
+    let missing: Vec<String> = paths
+        .iter()
+        .filter(|p| !p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must have {}",
+        missing.join(", ")
+    );
+    eprintln!("skipped: no {}", missing.join(", "));
+    false
+}
 
 /// Runs `ansel` with these arguments; one intra-op thread, as the tests run side by side.
 pub fn ansel(args: &[&str]) -> Output {
