@@ -5,7 +5,18 @@ use std::path::{Path, PathBuf};
 
 /// Writes a file atomically: a temporary file in the same directory, synced,
 /// then renamed over `path`, so readers see the old or the new file, never half.
+/// A `path` that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a pipe)
+/// is written in place instead: renaming over it would replace the device itself.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Ok(meta) = fs::metadata(path) {
+        if !meta.is_file() {
+            return fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(bytes))
+                .map_err(|e| ModelError::io(path, e));
+        }
+    }
     let dir = parent_dir(path);
     fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
     let (tmp, mut file) = create_unique(dir, ".write")?;
@@ -85,6 +96,30 @@ fn sync_dir(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn write_atomic_writes_into_a_special_file_instead_of_replacing_it() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success(), "mkfifo");
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read_to_string(fifo))
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        assert!(
+            fs::metadata(&fifo).unwrap().file_type().is_fifo(),
+            "still a pipe"
+        );
+        assert_eq!(reader.join().unwrap().unwrap(), "through the pipe");
+        // A directory is an error naming it, and stays a directory.
+        let err = write_atomic(dir.path(), b"x").unwrap_err().to_string();
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
+        assert!(dir.path().is_dir());
+    }
 
     #[test]
     fn write_atomic_replaces_content_and_leaves_no_temporaries() {
