@@ -438,13 +438,46 @@ def distill_mode(runs, chosen, jsonl, synth, teachers, distill):
               f"compared on 2 seeds each, so the chosen one's dev mean is likely optimistic (its seed 3: "
               f"{best[2]['dev MAP']:.4f}).\n")
         print()
+    oof = round5(all_rows, means, said)
     # Recorded runs not in a table this time (an earlier choice's seed 3) keep their rows.
     emitted = {(r["run"], r["seed"]) for r in rows}
     rows += [r for k, r in recorded.items() if r.get("section") == "distillation" and k not in emitted]
     with open(jsonl, "w") as f:
-        keep = ("distillation", "teacher-scoring", "teacher-dev")
-        for r in [r for r in all_rows if r.get("section") not in keep] + rows + list(scoring.values()) + list(recorded_t.values()):
+        keep = ("distillation", "teacher-scoring", "teacher-dev", "oof-teacher")
+        for r in [r for r in all_rows if r.get("section") not in keep] + rows + list(scoring.values()) + list(recorded_t.values()) + oof:
             f.write(json.dumps(r) + "\n")
+
+
+OOF_SUMMARY = "target/oof-teacher/k2/summary.json"
+
+
+def round5(all_rows, means, said):
+    """Round 5, the out-of-fold teacher: prints its section; returns its recorded row."""
+    rec = [r for r in all_rows if r.get("section") == "oof-teacher"]
+    if os.path.exists(OOF_SUMMARY):
+        rec = [{"section": "oof-teacher", **json.load(open(OOF_SUMMARY))}]
+    if not rec:
+        return []
+    r = rec[0]
+    ins, oof = r.get("in_sample_train"), r["out_of_fold_train"]
+    print("\n## Round 5: out-of-fold teacher scores\n")
+    print(f"t1 trained on WikiQA train, so the scores the students learn from are in sample"
+          + (f" (t1 on WikiQA train: MAP {ins['MAP']:.4f}, P@1 {ins['P@1']:.4f}, against dev MAP 0.8052)"
+             if ins else "")
+          + f". `K=2 bash scripts/oof-teacher.sh` trains t1's recipe {r['folds']} times, each time without one "
+          f"half of the train questions (dev MAP {', '.join(f'{m:.4f}' for m in r['fold_dev_MAP'])}), and "
+          f"each scores the half it never saw: WikiQA train MAP {oof['MAP']:.4f}, P@1 {oof['P@1']:.4f} "
+          f"({oof['questions']} answered questions). `ansel train --teacher-scores FILE` (one per fold) "
+          f"distils from those scores, all else as the round-4 choice, whose mean dev MAP with t1 is "
+          f"{means['distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995']:.4f} (differences in brackets are "
+          f"against round 3's choice, as in round 4):\n")
+    print(said("distill-oof2-w0.8-t1-unanswered-dropout-0.3-ema-0.995", "out-of-fold teacher, W 0.8"))
+    print(said("distill-oof2-w0.5-t1-unanswered-dropout-0.3-ema-0.995", "out-of-fold teacher, W 0.5"))
+    print(f"\nReading: the out-of-sample teacher is the worse teacher here. Its train scores rank the answers "
+          f"less well than t1's in-sample ones, and its students score lower on dev, as round 3's t2, which never "
+          f"saw WikiQA, gave lower dev MAP than t1 at the same settings "
+          f"({means['distill-t2-w0.5-t1']:.4f} against {means['distill-t1-w0.5-t1']:.4f}). The in-sample t1 stays.\n")
+    return rec
 
 
 def main(argv):

@@ -73,3 +73,41 @@ each_fold train_fold
 each_fold score_fold
 flags=$(for f in $(seq 0 $((K - 1))); do printf -- '--teacher-scores %s ' "$out/scores-$f.jsonl"; done)
 echo "out-of-fold teacher scores: ansel train ... $flags" >&2
+
+# Summary for the sweep report (docs/results/cosinenet-sweep.md, round 5): each fold model's dev
+# MAP, and the WikiQA-train MAP / P@1 (answered questions) of the out-of-fold scores and of t1's
+# in-sample scores (its cached teacher scores of WikiQA train, when target/teacher-scores has them).
+python3 - "$data/WikiQA-train.tsv" "$out" "$K" > "$out/summary.json.tmp" <<'PY'
+import glob, json, os, sys
+train, out, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+labels = {}
+for line in open(train, encoding="utf-8").read().splitlines()[1:]:
+    f = line.split("\t")
+    labels.setdefault(f[0], {})[f[4]] = f[6] == "1"
+def quality(files):
+    aps, p1 = [], []
+    for path in files:
+        for line in open(path):
+            r = json.loads(line)
+            ranked = [labels[r["id"]][c["id"]] for c in sorted(r["scores"], key=lambda c: -c["score"])]
+            hits, total = 0, 0.0
+            for i, rel in enumerate(ranked, 1):
+                if rel:
+                    hits += 1
+                    total += hits / i
+            if hits:
+                aps.append(total / hits)
+                p1.append(float(ranked[0]))
+    return {"questions": len(aps), "MAP": sum(aps) / len(aps), "P@1": sum(p1) / len(p1)}
+summary = {"folds": k, "fold_dev_MAP": [], "out_of_fold_train": quality([f"{out}/scores-{f}.jsonl" for f in range(k)])}
+for f in range(k):
+    card = json.load(open(f"{out}/ce-without-{f}/model.json"))
+    summary["fold_dev_MAP"].append(card["training"]["metrics"]["dev MAP"])
+for meta in sorted(glob.glob("target/teacher-scores/*.meta.json")):
+    m = json.load(open(meta))
+    if m["data"].endswith("wikiqa/WikiQA-train.tsv") and "minilm-l6-tanda-all-2ep" in m["teacher"]:
+        summary["in_sample_train"] = {"teacher": m["teacher"], **quality([meta.replace(".meta.json", ".jsonl")])}
+print(json.dumps(summary, indent=1))
+PY
+mv "$out/summary.json.tmp" "$out/summary.json"
+cat "$out/summary.json" >&2
