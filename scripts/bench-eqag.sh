@@ -8,7 +8,7 @@
 #   bash scripts/bench-eqag.sh [ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report]
 #   bash scripts/bench-eqag.sh [pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report]
 #   (pv-wikiqa / pv-trecqa: PV_FIT=dev fits the GCN on half of dev; PV_VARIANTS="ta t+ t+-" adds TA and T+-)
-#   bash scripts/bench-eqag.sh [cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-live|cv-latency|cv-report]
+#   bash scripts/bench-eqag.sh [cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-n4|cv-live|cv-latency|cv-report]
 #   (`cv*`: as `pv*` with `cls-vec`, the base cross-encoder's [CLS] states, instead of `pair-vec`;
 #   docs/results/eqag-cls-vec.md, work files in target/eqag-cv)
 #
@@ -347,6 +347,8 @@ vec_run() {
 # whitened), in place of pair-vec; everything else as `pv*`. The states are computed once per pair
 # and cached in $W/cache/cls-states.bin (keyed by the base's card and the pair's tokens).
 cv_run() { CLS_CACHE=$W/cache/cls-states.bin vec_run cls-vec cv "$@"; }
+# Fewer components (tag "-cv4"): cls-vec:4, T+ on WikiQA; the control and peer are cv_run's.
+cv4_run() { CLS_CACHE=$W/cache/cls-states.bin vec_run cls-vec:4 cv4 "$@"; }
 # The live path (no caches) of seed 1 of the WikiQA cls-vec model: the cached run's numbers.
 cv_live() {
   local tag=wikiqa-minilm-l6-wikiqa-answer-nf$([ "${PV_FIT:-train}" != dev ] || echo -fod)-cv
@@ -411,7 +413,8 @@ case $step in
   cv) cv_run wikiqa models/minilm-l6-wikiqa wo-rr; cv_run trecqa models/minilm-l6-tanda wo; cv_live; cv_latency
       PV_VARIANTS="ta t+ t+-" cv_run wikiqa $TRANSFER_ALL wo-rr; PV_FIT=dev cv_run wikiqa models/minilm-l6-wikiqa wo-rr
       PV_VARIANTS="ta t+ t+-" cv_run wikiqa models/minilm-l6-wikiqa wo-rr
-      PV_VARIANTS="ta t+ t+-" cv_run trecqa models/minilm-l6-tanda wo ;;
+      PV_VARIANTS="ta t+ t+-" cv_run trecqa models/minilm-l6-tanda wo; cv4_run wikiqa models/minilm-l6-wikiqa wo-rr ;;
+  cv-n4) cv4_run wikiqa models/minilm-l6-wikiqa wo-rr ;;
   cv-wikiqa) cv_run wikiqa models/minilm-l6-wikiqa wo-rr ;;  # PV_FIT and PV_VARIANTS as for pv
   cv-trecqa) cv_run trecqa models/minilm-l6-tanda wo ;;
   # A base that never saw WikiQA: its training nodes' [CLS] states are out of sample.
@@ -451,7 +454,7 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-live|cv-latency|cv-report|pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-n4|cv-live|cv-latency|cv-report|pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
   pv-cache) ;;
