@@ -8,6 +8,9 @@
 #   bash scripts/bench-eqag.sh [ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report]
 #   bash scripts/bench-eqag.sh [pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report]
 #   (pv-wikiqa / pv-trecqa: PV_FIT=dev fits the GCN on half of dev; PV_VARIANTS="ta t+ t+-" adds TA and T+-)
+#   bash scripts/bench-eqag.sh [cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-n4|cv-live|cv-latency|cv-report]
+#   (`cv*`: as `pv*` with `cls-vec`, the base cross-encoder's [CLS] states, instead of `pair-vec`;
+#   docs/results/eqag-cls-vec.md, work files in target/eqag-cv)
 #
 # `oof*` (extension, docs/results/eqag-oof.md; work files in target/eqag-oof): efficient base
 # rankers, EQAG with in-sample training-node scores (the paper's way) against out-of-fold ones
@@ -31,7 +34,7 @@ step=${1:-all}
 ansel=${ANSEL:-./target/release/ansel}
 D=../shared/data
 W=target/eqag
-case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; pv*) W=target/eqag-pv ;; esac
+case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; pv*) W=target/eqag-pv ;; cv*) W=target/eqag-cv ;; esac
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
 [ -x "$ansel" ] || cargo build --release -q -p ansel
@@ -67,13 +70,14 @@ run() {
   local oof=(); [ -z "${OOF_FOLDS:-}" ] || oof=(--oof-folds "$OOF_FOLDS" --oof-cache $W/oof-cache)
   local grid=(); [ -z "${SWEEP_GRID:-}" ] || read -r -a grid <<< "$SWEEP_GRID"
   local dir=(); [ -z "${DIRECTED:-}" ] || dir=(--directed-inter)
+  local cc=(); [ -z "${CLS_CACHE:-}" ] || cc=(--cls-cache "$CLS_CACHE")
   local vc=$W/cache/minilm-vectors-$ds-$by.bin
   local sc=${SCORER:-$base}
   local ctrain=$(cache $ds train "$sc") cdev=$(cache $ds dev "$sc") ctest=$(cache $ds test "$sc")
   local common=(--model eqag --base "$base" --train $W/data/$ds-train.* --dev $W/data/$ds-dev.*
     --base-cache "$ctrain" --base-cache "$cdev" --threads 1 --feature "${FEATURE:-sigmoid}"
-    --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" "${dir[@]}" --vector-cache $vc)
-  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$vc
+    --inter-by "$by" $fod "${nf[@]}" "${oof[@]}" "${dir[@]}" "${cc[@]}" --vector-cache $vc)
+  export ANSEL_EQAG_BASE_CACHE=$ctest ANSEL_EQAG_VECTOR_CACHE=$vc ANSEL_EQAG_CLS_CACHE=${CLS_CACHE:-}
   $ansel eval --data $W/data/$ds-test.* $clean --model "$sc" --json > $W/results/$tag-base.json
   for v in ${VARIANTS:-ta t+ t+-}; do
     local sweep=$W/results/sweep-$tag-$v.jsonl
@@ -324,14 +328,50 @@ pv_cache() {
 # (same edges, fitting and grid), and the no-graph peer BASE+LEXICAL. PV_FIT=dev fits the GCN on
 # half of dev (as the nf-fod rows of eqag-features.md); anything else, on the training nodes.
 PV_GRID="--sweep-k-intra 1,3,5 --sweep-th-intra 0,0.5 --sweep-k-inter 3,10 --sweep-th-inter 0,0.5,0.9"
-pv_run() {
+pv_run() { vec_run pair-vec pv "$@"; }
+# vec_run FEATURE TAG DATASET BASE LEXICAL: FEATURE (pair-vec or cls-vec) next to [base, z(base),
+# z(LEXICAL)] (tag "-TAG"), the control without it, and the no-graph peer, as pv_run says.
+vec_run() {
+  local feat=$1 vt=$2; shift 2
   local sc=$(fp32 "$2") fod=; [ "${PV_FIT:-train}" = dev ] && fod=1
   SCORER=$sc SKIP_LIVE=1 FIT_ON_DEV=$fod INTER_BY=answer SWEEP_GRID="$PV_GRID" VARIANTS="${PV_VARIANTS:-t+}" \
-    NODE_FEATURES=base,$3,pair-vec TAG=pv run "$1" "$2" "--clean"
-  SCORER=$sc SKIP_LIVE=1 FIT_ON_DEV=$fod INTER_BY=answer SWEEP_GRID="$PV_GRID" VARIANTS="${PV_VARIANTS:-t+}" \
-    NODE_FEATURES=base,$3 run "$1" "$2" "--clean"
-  fusion "$1" "$2+$3" "$1-$(basename "$2")-answer-nf${fod:+-fod}-pv"
-  cp $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-pv-fusion.json $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-fusion.json
+    NODE_FEATURES=base,$3,$feat TAG=$vt run "$1" "$2" "--clean"
+  [ -n "${SKIP_CONTROL:-}" ] || SCORER=$sc SKIP_LIVE=1 FIT_ON_DEV=$fod INTER_BY=answer SWEEP_GRID="$PV_GRID" \
+    VARIANTS="${PV_VARIANTS:-t+}" CLS_CACHE= NODE_FEATURES=base,$3 run "$1" "$2" "--clean"
+  fusion "$1" "$2+$3" "$1-$(basename "$2")-answer-nf${fod:+-fod}-$vt"
+  cp $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-$vt-fusion.json $W/results/$1-$(basename "$2")-answer-nf${fod:+-fod}-fusion.json
+}
+
+# Extension (`cv*`, docs/results/eqag-cls-vec.md; work files in target/eqag-cv): `cls-vec`, the
+# base cross-encoder's last-layer [CLS] state of each pair (PCA fitted on the training nodes,
+# whitened), in place of pair-vec; everything else as `pv*`. The states are computed once per pair
+# and cached in $W/cache/cls-states.bin (keyed by the base's card and the pair's tokens).
+cv_run() { CLS_CACHE=$W/cache/cls-states.bin vec_run cls-vec cv "$@"; }
+# Fewer components (tag "-cv4"): cls-vec:4, T+ on WikiQA; the control and peer are cv_run's.
+cv4_run() { CLS_CACHE=$W/cache/cls-states.bin vec_run cls-vec:4 cv4 "$@"; }
+# The live path (no caches) of seed 1 of the WikiQA cls-vec model: the cached run's numbers.
+cv_live() {
+  local tag=wikiqa-minilm-l6-wikiqa-answer-nf$([ "${PV_FIT:-train}" != dev ] || echo -fod)-cv
+  ANSEL_EQAG_BASE_CACHE= ANSEL_EQAG_VECTOR_CACHE= ANSEL_EQAG_CLS_CACHE= $ansel eval --data $W/data/wikiqa-test.tsv --clean \
+    --model $W/runs/$tag-t+-s1 --json > $W/results/$tag-t+-s1-live.json
+}
+# Latency with >= 2,000 stored training questions: every WikiQA train question (2,118) as graph
+# rows over models/minilm-l6-wikiqa (cls-vec needs a cross-encoder base; its training rows are
+# scored once through the fp32 cache), cls-vec and inter-row edges by answer; the base's scoring
+# and its [CLS] pass are timed as their own stages.
+cv_latency() {
+  local out=$W/runs/latency-wikiqa-all-minilm-cv sc=$(fp32 models/minilm-l6-wikiqa)
+  [ -s $W/data/wikiqa-train-all.tsv ] || cp $D/wikiqa/WikiQA-train.tsv $W/data/wikiqa-train-all.tsv
+  local call=$(cache wikiqa train-all $sc) cdev=$(cache wikiqa dev $sc)
+  if [ ! -s $out/model.json ]; then
+    $ansel train --model eqag --base models/minilm-l6-wikiqa --all-questions \
+      --train $W/data/wikiqa-train-all.tsv --dev $W/data/wikiqa-dev.tsv --variant t+ --inter-by answer \
+      --base-cache $call --base-cache $cdev --cls-cache $W/cache/cls-states.bin \
+      --node-features base,wo-rr,cls-vec --vector-cache $W/cache/minilm-vectors-latency.bin \
+      --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
+  fi
+  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit ${CV_LATENCY_LIMIT:-243} --threads 1 > $W/results/latency.json
+  cat $W/results/latency.json
 }
 # The committed-path check: seed 1 of the WikiQA pair-vec model scored live (no caches) gives the
 # cached run's numbers, and its graph step stays cheap with 2,000+ stored questions.
@@ -368,6 +408,20 @@ case $step in
   pv-live) pv_live ;;
   pv-latency) pv_latency ;;
   pv-report) ;;
+  cv-cache) for s in train dev test; do cache wikiqa $s $(fp32 models/minilm-l6-wikiqa) > /dev/null
+              cache trecqa $s $(fp32 models/minilm-l6-tanda) > /dev/null; done ;;
+  cv) cv_run wikiqa models/minilm-l6-wikiqa wo-rr; cv_run trecqa models/minilm-l6-tanda wo; cv_live; cv_latency
+      PV_VARIANTS="ta t+ t+-" cv_run wikiqa $TRANSFER_ALL wo-rr; PV_FIT=dev cv_run wikiqa models/minilm-l6-wikiqa wo-rr
+      PV_VARIANTS="ta t+ t+-" cv_run wikiqa models/minilm-l6-wikiqa wo-rr
+      PV_VARIANTS="ta t+ t+-" cv_run trecqa models/minilm-l6-tanda wo; cv4_run wikiqa models/minilm-l6-wikiqa wo-rr ;;
+  cv-n4) cv4_run wikiqa models/minilm-l6-wikiqa wo-rr ;;
+  cv-wikiqa) cv_run wikiqa models/minilm-l6-wikiqa wo-rr ;;  # PV_FIT and PV_VARIANTS as for pv
+  cv-trecqa) cv_run trecqa models/minilm-l6-tanda wo ;;
+  # A base that never saw WikiQA: its training nodes' [CLS] states are out of sample.
+  cv-transfer) cv_run wikiqa $TRANSFER_ALL wo-rr ;;
+  cv-live) cv_live ;;
+  cv-latency) cv_latency ;;
+  cv-report) ;;
   ce) ce_cache; ce_run wikiqa $TRANSFER_ALL; ce_run trecqa models/minilm-l6-wikiqa
       ce_run wikiqa models/minilm-l6-tanda-all-2ep; ce_answer; ce_trecqaall ;;
   ce-cache) ce_cache ;;
@@ -400,11 +454,13 @@ case $step in
   report) ;;
   all) run wikiqa models/minilm-l6-wikiqa "--clean"; run trecqa models/minilm-l6-tanda "--clean"; latency; extensions; model; features_wikiqa; features_trecqa; model_features
        SKIP_LIVE=1 FEATURE=minmax run wikiqa models/cosinenet-wikiqa "--clean" ;;
-  *) echo "usage: $0 [all|pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|cv|cv-cache|cv-wikiqa|cv-trecqa|cv-transfer|cv-n4|cv-live|cv-latency|cv-report|pv|pv-cache|pv-wikiqa|pv-trecqa|pv-transfer|pv-live|pv-latency|pv-report|ce|ce-cache|ce-wikiqa|ce-trecqa|ce-insample|ce-answer|ce-trecqaall|ce-report|oof|oof-wikiqa|oof-trecqa|oof-features|oof-features-trecqa|oof-directed|oof-quality|oof-report|cache|wikiqa|trecqa|latency|extensions|features|features-wikiqa|features-trecqa|model-features|model|cosinenet|report]" >&2; exit 2 ;;
 esac
 case $step in
   pv-cache) ;;
   pv*) python3 scripts/eqag-report.py $W/results docs/results/eqag-pair-vec.md pv ;;
+  cv-cache) ;;
+  cv*) python3 scripts/eqag-report.py $W/results docs/results/eqag-cls-vec.md cv ;;
   oof*) python3 scripts/eqag-report.py $W/results docs/results/eqag-oof.md oof ;;
   ce*) python3 scripts/eqag-report.py $W/results docs/results/eqag-cross-encoder.md ce ;;
   features*|model-features) python3 scripts/eqag-report.py $W/results docs/results/eqag-features.md features ;;

@@ -37,7 +37,9 @@ pub use bi_encoder::{
 pub use config::BertConfig;
 pub use model::{parameter_shapes, Batch, CrossEncoder};
 pub use plot::training_svg;
-pub use ranker::{encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND};
+pub use ranker::{
+    cls_encoded, encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND,
+};
 pub use tokenize::{Encoded, PairTokenizer};
 pub use word_encoder::WordEncoder;
 

@@ -80,22 +80,49 @@ pub fn score_encoded(
     pad: i64,
     batch_size: usize,
 ) -> Vec<f32> {
+    per_item(model, items, pad, batch_size, 1, |m, b| m.logits(b, false))
+}
+
+/// The last layer's `[CLS]` state (position 0, `hidden_size` floats) of each encoded pair,
+/// batched as [`score_encoded`]; item-major, in input order.
+pub fn cls_encoded(
+    model: &CrossEncoder,
+    items: &[Encoded],
+    pad: i64,
+    batch_size: usize,
+) -> Vec<f32> {
+    let width = model.config.hidden_size as usize;
+    per_item(model, items, pad, batch_size, width, |m, b| {
+        m.hidden_states(b, false).select(1, 0)
+    })
+}
+
+/// `width` floats per item from `forward` (`[batch]` or `[batch, width]`), in batches of
+/// `batch_size` sorted shortest first; item-major, in input order.
+fn per_item(
+    model: &CrossEncoder,
+    items: &[Encoded],
+    pad: i64,
+    batch_size: usize,
+    width: usize,
+    forward: impl Fn(&CrossEncoder, &Batch) -> tch::Tensor,
+) -> Vec<f32> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&i| items[i].len());
-    let mut scores = vec![0f32; items.len()];
+    let mut out = vec![0f32; items.len() * width];
     tch::no_grad(|| {
         for chunk in order.chunks(batch_size.max(1)) {
             let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
-            let logits = model
-                .logits(&Batch::new(&refs, pad), false)
-                .to_kind(Kind::Float);
-            let values: Vec<f32> = Vec::<f32>::try_from(&logits).unwrap_or_default();
-            for (&i, v) in chunk.iter().zip(values) {
-                scores[i] = v;
+            let values = forward(model, &Batch::new(&refs, pad))
+                .to_kind(Kind::Float)
+                .reshape([-1]);
+            let values: Vec<f32> = Vec::<f32>::try_from(&values).unwrap_or_default();
+            for (&i, v) in chunk.iter().zip(values.chunks_exact(width)) {
+                out[i * width..(i + 1) * width].copy_from_slice(v);
             }
         }
     });
-    scores
+    out
 }
 
 /// A trained cross-encoder directory served as a [`Ranker`].
@@ -152,7 +179,15 @@ impl CrossEncoderRanker {
         &self.tokenizer
     }
 
-    fn encode_all(&self, questions: &[Question]) -> Result<Vec<Encoded>> {
+    /// Width of the [`CrossEncoderRanker::cls_states`] vectors (the encoder's hidden size).
+    pub fn hidden_size(&self) -> usize {
+        let model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        model.config.hidden_size as usize
+    }
+
+    /// The tokenized input of every candidate of `questions` (the card's input mode and
+    /// length), in order: what [`Ranker::score_all`] and [`CrossEncoderRanker::cls_states`] read.
+    pub fn encode_all(&self, questions: &[Question]) -> Result<Vec<Encoded>> {
         let mut items = Vec::new();
         for q in questions {
             for c in &q.candidates {
@@ -166,6 +201,13 @@ impl CrossEncoderRanker {
             }
         }
         Ok(items)
+    }
+
+    /// The last layer's `[CLS]` state of already-encoded pairs ([`Self::hidden_size`] floats
+    /// each, item-major): the vector the classification head reads (before the pooler).
+    pub fn cls_states(&self, items: &[Encoded]) -> Vec<f32> {
+        let model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        cls_encoded(&model, items, self.tokenizer.pad, self.settings.batch_size)
     }
 
     /// Scores already-encoded pairs (used by the throughput benchmark).

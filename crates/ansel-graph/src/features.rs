@@ -14,39 +14,85 @@
 //!   and answer vectors projected on the first N principal axes of the training nodes' pair
 //!   vectors ([`PairPca`], whitened: unit variance over the training nodes, not z-scored
 //!   within the question). The PCA is fitted once, on the training nodes only, and stored in
-//!   the model directory.
+//!   the model directory;
+//! - `cls-vec` (or `cls-vec:N`, default N = 16): the same for the base cross-encoder's own
+//!   view of the pair, the last layer's `[CLS]` state of `[CLS] q [SEP] a [SEP]` (what its
+//!   classification head reads; 384 values for MiniLM), from [`crate::cls::ClsEncoder`]. Only
+//!   a cross-encoder base has one.
 //!
 //! Every column is a function of the question and its candidates' texts (and the base
-//! scores) only: labels never reach it (the PCA reads no labels either).
+//! scores) only: labels never reach it (the PCAs read no labels either).
 
+use crate::cls::ClsEncoder;
 use ansel_data::Question;
 use ansel_model::{ModelError, Ranker, Result};
 use ansel_torch::tch::{self, Kind, Tensor};
 use serde::{Deserialize, Serialize};
 
-/// Default number of `pair-vec` columns.
+/// Default number of `pair-vec` (and `cls-vec`) columns.
 pub const PAIR_VEC_DIMS: usize = 16;
 
-/// The number of columns of `pair-vec` / `pair-vec:N`, or `None` for another name.
-pub fn pair_vec_dims(name: &str) -> Option<std::result::Result<usize, String>> {
-    if name == "pair-vec" {
-        return Some(Ok(PAIR_VEC_DIMS));
+/// A vector node feature reduced by a PCA fitted on the training nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeVec {
+    /// `pair-vec`: the bi-encoder pair vector [q*a ; |q-a|].
+    Pair,
+    /// `cls-vec`: the base cross-encoder's last-layer `[CLS]` state of the pair.
+    Cls,
+}
+
+impl NodeVec {
+    pub const ALL: [NodeVec; 2] = [NodeVec::Pair, NodeVec::Cls];
+
+    /// The option's name (`pair-vec`, `cls-vec`).
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeVec::Pair => "pair-vec",
+            NodeVec::Cls => "cls-vec",
+        }
     }
-    let n = name.strip_prefix("pair-vec:")?;
-    Some(match n.parse::<usize>() {
-        Ok(d) if (1..=256).contains(&d) => Ok(d),
-        _ => Err(format!(
-            "node feature {name:?}: pair-vec:N needs N between 1 and 256"
-        )),
+
+    /// The file its PCA is stored in, in the model directory.
+    pub fn file(self) -> &'static str {
+        match self {
+            NodeVec::Pair => "pair-pca.json",
+            NodeVec::Cls => "cls-pca.json",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The vector feature of `pair-vec[:N]` / `cls-vec[:N]` with its number of columns, or `None`
+/// for another name.
+pub fn vec_dims(name: &str) -> Option<(NodeVec, std::result::Result<usize, String>)> {
+    NodeVec::ALL.into_iter().find_map(|kind| {
+        let base = kind.name();
+        if name == base {
+            return Some((kind, Ok(PAIR_VEC_DIMS)));
+        }
+        let n = name.strip_prefix(base)?.strip_prefix(':')?;
+        Some((
+            kind,
+            match n.parse::<usize>() {
+                Ok(d) if (1..=256).contains(&d) => Ok(d),
+                _ => Err(format!(
+                    "node feature {name:?}: {base}:N needs N between 1 and 256"
+                )),
+            },
+        ))
     })
 }
 
-/// Columns the extra features of `names` take per node (`pair-vec:N` takes N, others 1).
+/// Columns the extra features of `names` take per node (`pair-vec:N` and `cls-vec:N` take N,
+/// others 1).
 pub fn width(names: &[String]) -> Result<usize> {
     names
         .iter()
-        .map(|n| match pair_vec_dims(n) {
-            Some(d) => d.map_err(|message| ModelError::Unsupported {
+        .map(|n| match vec_dims(n) {
+            Some((_, d)) => d.map_err(|message| ModelError::Unsupported {
                 model: crate::KIND.into(),
                 message,
             }),
@@ -63,11 +109,13 @@ pub fn pair_vector(q: &[f32], a: &[f32]) -> Vec<f32> {
     out
 }
 
-/// A PCA of pair vectors, fitted on training nodes: `z = W (x - mean)`, each row of `W` a
-/// principal axis divided by the square root of its variance (whitened).
+/// A PCA of per-node vectors (pair vectors, `[CLS]` states), fitted on training nodes:
+/// `z = W (x - mean)`, each row of `W` a principal axis divided by the square root of its
+/// variance (whitened).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairPca {
-    /// Length of a pair vector (twice the bi-encoder's dimension).
+    /// Length of an input vector (a pair vector: twice the bi-encoder's dimension; a `[CLS]`
+    /// state: the cross-encoder's hidden size).
     pub input: usize,
     pub dims: usize,
     pub mean: Vec<f32>,
@@ -78,12 +126,12 @@ pub struct PairPca {
 }
 
 impl PairPca {
-    /// Fits on `rows` pair vectors of `input` floats each (`rows.len() / input` of them).
+    /// Fits on `rows` vectors of `input` floats each (`rows.len() / input` of them).
     pub fn fit(rows: &[f32], input: usize, dims: usize) -> Result<PairPca> {
         let n = rows.len() / input.max(1);
         if input == 0 || dims == 0 || dims > input || n < 2 || rows.len() != n * input {
             return Err(ModelError::Backend(format!(
-                "pair-vec PCA: cannot fit {dims} axes on {n} pair vectors of {input} floats"
+                "node-vector PCA: cannot fit {dims} axes on {n} vectors of {input} floats"
             )));
         }
         let (mean, weights, variance) = tch::no_grad(|| {
@@ -98,7 +146,7 @@ impl PairPca {
                 |t: Tensor| Vec::<f32>::try_from(t.to_kind(Kind::Float).contiguous().reshape([-1]));
             Ok::<_, tch::TchError>((flat(mean)?, flat(w)?, flat(var)?))
         })
-        .map_err(|e| ModelError::Backend(format!("pair-vec PCA: {e}")))?;
+        .map_err(|e| ModelError::Backend(format!("node-vector PCA: {e}")))?;
         Ok(PairPca {
             input,
             dims,
@@ -108,7 +156,7 @@ impl PairPca {
         })
     }
 
-    /// The `dims` whitened components of one pair vector.
+    /// The `dims` whitened components of one vector.
     pub fn project(&self, x: &[f32]) -> Vec<f32> {
         self.weights
             .chunks_exact(self.input)
@@ -139,15 +187,15 @@ pub enum Column {
     Cos,
     /// A ranker's scores, z-scored within the question.
     Ranker(Box<dyn Ranker>),
-    /// `dims` whitened PCA components of the pair vector (the PCA is set by
-    /// [`Extras::fit_pair_pca`] or [`Extras::set_pair_pca`]).
-    PairVec { dims: usize },
+    /// `dims` whitened PCA components of the pair vector or the `[CLS]` state (the PCA is set
+    /// by [`Extras::fit_pair_pca`] / [`Extras::fit_cls_pca`] or [`Extras::set_pca`]).
+    Vector { kind: NodeVec, dims: usize },
 }
 
 impl Column {
     fn width(&self) -> usize {
         match self {
-            Column::PairVec { dims } => *dims,
+            Column::Vector { dims, .. } => *dims,
             _ => 1,
         }
     }
@@ -158,8 +206,11 @@ impl Column {
 pub struct Extras {
     pub names: Vec<String>,
     pub columns: Vec<Column>,
-    /// The PCA of `pair-vec` (fitted on training nodes, or read from a model directory).
-    pca: Option<PairPca>,
+    /// The PCAs of `pair-vec` and `cls-vec` (by [`NodeVec`]; fitted on training nodes, or read
+    /// from a model directory).
+    pcas: [Option<PairPca>; 2],
+    /// The base cross-encoder that gives `cls-vec` its `[CLS]` states.
+    cls: Option<ClsEncoder>,
 }
 
 impl Extras {
@@ -176,18 +227,21 @@ impl Extras {
                     message: format!("node feature {name:?} is listed twice"),
                 });
             }
-            if let Some(dims) = pair_vec_dims(name) {
-                if columns.iter().any(|c| matches!(c, Column::PairVec { .. })) {
+            if let Some((kind, dims)) = vec_dims(name) {
+                if columns
+                    .iter()
+                    .any(|c| matches!(c, Column::Vector { kind: k, .. } if *k == kind))
+                {
                     return Err(ModelError::Unsupported {
                         model: crate::KIND.into(),
-                        message: "only one pair-vec node feature per model".into(),
+                        message: format!("only one {} node feature per model", kind.name()),
                     });
                 }
                 let dims = dims.map_err(|message| ModelError::Unsupported {
                     model: crate::KIND.into(),
                     message,
                 })?;
-                columns.push(Column::PairVec { dims });
+                columns.push(Column::Vector { kind, dims });
                 continue;
             }
             columns.push(match name.as_str() {
@@ -199,7 +253,8 @@ impl Extras {
         Ok(Extras {
             names: names.to_vec(),
             columns,
-            pca: None,
+            pcas: [None, None],
+            cls: None,
         })
     }
 
@@ -214,22 +269,68 @@ impl Extras {
 
     /// Whether the columns need the candidates' bi-encoder vectors.
     pub fn needs_answers(&self) -> bool {
-        self.columns
-            .iter()
-            .any(|c| matches!(c, Column::Cos | Column::PairVec { .. }))
+        self.columns.iter().any(|c| {
+            matches!(
+                c,
+                Column::Cos
+                    | Column::Vector {
+                        kind: NodeVec::Pair,
+                        ..
+                    }
+            )
+        })
     }
 
-    /// The `pair-vec` column's number of components, if there is one.
-    pub fn pair_vec(&self) -> Option<usize> {
+    /// The number of components of the `kind` column, if there is one.
+    pub fn vector(&self, kind: NodeVec) -> Option<usize> {
         self.columns.iter().find_map(|c| match c {
-            Column::PairVec { dims } => Some(*dims),
+            Column::Vector { kind: k, dims } if *k == kind => Some(*dims),
             _ => None,
         })
     }
 
+    /// The `pair-vec` column's number of components, if there is one.
+    pub fn pair_vec(&self) -> Option<usize> {
+        self.vector(NodeVec::Pair)
+    }
+
+    /// Whether the columns need the base cross-encoder's `[CLS]` states (`cls-vec`).
+    pub fn needs_cls(&self) -> bool {
+        self.vector(NodeVec::Cls).is_some()
+    }
+
+    /// The PCA of the `kind` column (`None` before fitting or without the column).
+    pub fn pca(&self, kind: NodeVec) -> Option<&PairPca> {
+        self.pcas[kind.index()].as_ref()
+    }
+
     /// The PCA of the `pair-vec` column (`None` before fitting or without the column).
     pub fn pair_pca(&self) -> Option<&PairPca> {
-        self.pca.as_ref()
+        self.pca(NodeVec::Pair)
+    }
+
+    /// The base cross-encoder of `cls-vec` (set by [`Extras::set_cls_encoder`]).
+    pub fn cls_encoder(&self) -> Option<&ClsEncoder> {
+        self.cls.as_ref()
+    }
+
+    /// Sets the encoder of the `cls-vec` column's `[CLS]` states (the base cross-encoder).
+    pub fn set_cls_encoder(&mut self, encoder: ClsEncoder) {
+        self.cls = Some(encoder);
+    }
+
+    pub fn cls_encoder_mut(&mut self) -> Option<&mut ClsEncoder> {
+        self.cls.as_mut()
+    }
+
+    /// Fits the `cls-vec` PCA on the training nodes' `[CLS]` states (`dim` floats each, in
+    /// order). Reads no label. Does nothing without a `cls-vec` column.
+    pub fn fit_cls_pca(&mut self, cls: &[f32], dim: usize) -> Result<()> {
+        let Some(dims) = self.vector(NodeVec::Cls) else {
+            return Ok(());
+        };
+        self.pcas[NodeVec::Cls.index()] = Some(PairPca::fit(cls, dim, dims)?);
+        Ok(())
     }
 
     /// Fits the `pair-vec` PCA on training nodes: `questions` with their unit question
@@ -263,35 +364,39 @@ impl Extras {
                 at += 1;
             }
         }
-        self.pca = Some(PairPca::fit(&rows, 2 * dim, dims)?);
+        self.pcas[NodeVec::Pair.index()] = Some(PairPca::fit(&rows, 2 * dim, dims)?);
         Ok(())
     }
 
-    /// Sets the stored `pair-vec` PCA (a loaded model's); its size must match the column.
-    pub fn set_pair_pca(&mut self, pca: Option<PairPca>) -> Result<()> {
-        match (self.pair_vec(), &pca) {
+    /// Sets the stored `kind` PCA (a loaded model's); its size must match the column.
+    pub fn set_pca(&mut self, kind: NodeVec, pca: Option<PairPca>) -> Result<()> {
+        match (self.vector(kind), &pca) {
             (None, None) => {}
             (Some(dims), Some(p)) if p.dims == dims => {}
             (want, _) => {
                 return Err(ModelError::Backend(format!(
-                    "pair-vec PCA with {:?} axes for a pair-vec column of {want:?}",
-                    pca.as_ref().map(|p| p.dims)
+                    "{} PCA with {:?} axes for a {} column of {want:?}",
+                    kind.name(),
+                    pca.as_ref().map(|p| p.dims),
+                    kind.name()
                 )))
             }
         }
-        self.pca = pca;
+        self.pcas[kind.index()] = pca;
         Ok(())
     }
 
     /// The extra features of one question, candidate-major (`len()` per candidate):
     /// `base` its base scores, `qvec` its unit question vector, `answers` its candidates'
-    /// unit vectors (needed for `cos`).
+    /// unit vectors (needed for `cos` and `pair-vec`), `cls` its candidates' `[CLS]` states
+    /// (needed for `cls-vec`).
     pub fn of_question(
         &self,
         q: &Question,
         base: &[f32],
         qvec: &[f32],
         answers: Option<&[f32]>,
+        cls: Option<&[f32]>,
     ) -> Result<Vec<f32>> {
         let n = q.candidates.len();
         let e = self.len();
@@ -316,24 +421,41 @@ impl Extras {
                         .collect()
                 }
                 Column::Ranker(r) => r.score(q)?,
-                Column::PairVec { dims } => {
-                    let pca = self.pca.as_ref().ok_or_else(|| {
-                        ModelError::Backend("node feature `pair-vec` needs its fitted PCA".into())
+                Column::Vector { kind, dims } => {
+                    let name = kind.name();
+                    let pca = self.pca(*kind).ok_or_else(|| {
+                        ModelError::Backend(format!("node feature `{name}` needs its fitted PCA"))
                     })?;
-                    let dim = qvec.len();
-                    let a = answers.ok_or_else(|| {
-                        ModelError::Backend("node feature `pair-vec` needs answer vectors".into())
+                    let (vectors, input) = match kind {
+                        NodeVec::Pair => (answers, 2 * qvec.len()),
+                        NodeVec::Cls => (cls, pca.input),
+                    };
+                    let what = match kind {
+                        NodeVec::Pair => "answer vectors",
+                        NodeVec::Cls => "the base cross-encoder's [CLS] states",
+                    };
+                    let v = vectors.ok_or_else(|| {
+                        ModelError::Backend(format!("node feature `{name}` needs {what}"))
                     })?;
-                    if pca.input != 2 * dim || pca.dims != *dims || a.len() != n * dim {
+                    // A pair vector is twice the answer vector's length.
+                    let dim = match kind {
+                        NodeVec::Pair => qvec.len(),
+                        NodeVec::Cls => input,
+                    };
+                    if pca.input != input || pca.dims != *dims || v.len() != n * dim {
                         return Err(ModelError::Backend(format!(
-                            "node feature `pair-vec`: a PCA of {} x {} for {n} answers of {dim} dimensions ({} floats)",
+                            "node feature `{name}`: a PCA of {} x {} for {n} candidates' {what} of {dim} dimensions ({} floats)",
                             pca.dims,
                             pca.input,
-                            a.len()
+                            v.len()
                         )));
                     }
                     for i in 0..n {
-                        let z = pca.project(&pair_vector(qvec, &a[i * dim..(i + 1) * dim]));
+                        let row = &v[i * dim..(i + 1) * dim];
+                        let z = match kind {
+                            NodeVec::Pair => pca.project(&pair_vector(qvec, row)),
+                            NodeVec::Cls => pca.project(row),
+                        };
                         out[i * e + offset..i * e + offset + dims].copy_from_slice(&z);
                     }
                     offset += dims;

@@ -18,7 +18,8 @@
 //! - Extension (not the paper): `node_features` ([`features`]) appends standardised columns
 //!   (the base score's z-score, lexical rankers, the bi-encoder cosine) to each node's input,
 //!   or (`pair-vec`) PCA components of the bi-encoder's question-answer pair vector, which
-//!   differ per candidate in many directions (the PCA, fitted on training nodes, is stored).
+//!   differ per candidate in many directions (the PCA, fitted on training nodes, is stored),
+//!   or (`cls-vec`, [`cls`]) PCA components of the base cross-encoder's `[CLS]` state.
 //! - Extension (not the paper): [`oof`] gives the training rows out-of-fold base scores
 //!   (each fold scored by a base ranker trained without it), so that the GCN learns from
 //!   scores distributed like those of unseen questions.
@@ -26,9 +27,11 @@
 //! A model directory holds `model.json` (the base ranker and bi-encoder by relative path,
 //! graph settings), `gcn.json` (weights), `rows.json` (training rows: features, labels,
 //! neighbours) and `questions.f32` (normalised training-question vectors); `answers.f32`
-//! (training answer vectors) with inter-row edges by answer, `pair-pca.json` with `pair-vec`.
+//! (training answer vectors) with inter-row edges by answer, `pair-pca.json` with `pair-vec`,
+//! `cls-pca.json` with `cls-vec`.
 
 pub mod cache;
+pub mod cls;
 pub mod features;
 pub mod gcn;
 pub mod graph;
@@ -36,7 +39,8 @@ pub mod oof;
 pub mod search;
 
 pub use cache::{CachedRanker, ScoreCache};
-pub use features::{Extras, PairPca};
+pub use cls::ClsEncoder;
+pub use features::{Extras, NodeVec, PairPca};
 pub use graph::{Feature, GraphParams, InterBy, Variant};
 
 use ansel_data::Question;
@@ -56,7 +60,6 @@ const GCN_FILE: &str = "gcn.json";
 const ROWS_FILE: &str = "rows.json";
 const VECTORS_FILE: &str = "questions.f32";
 const ANSWERS_FILE: &str = "answers.f32";
-const PCA_FILE: &str = "pair-pca.json";
 
 /// The card's `config`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -150,8 +153,9 @@ pub struct Eqag {
     x: Vec<f32>,
     /// Extra values per node (`features::width` of `config.node_features`).
     extra_width: usize,
-    /// The `pair-vec` PCA, fitted on the training nodes (with a `pair-vec` column only).
-    pub pca: Option<PairPca>,
+    /// The `pair-vec` and `cls-vec` PCAs, fitted on the training nodes (one per such column,
+    /// in [`NodeVec::ALL`] order).
+    pub pcas: Vec<(NodeVec, PairPca)>,
     pub gcn: Gcn,
 }
 
@@ -225,6 +229,8 @@ pub struct Prepared {
     pub vectors: Vec<f32>,
     /// Unit vectors of every candidate, in order (for [`InterBy::Answer`] and `cos`).
     pub answers: Option<Vec<f32>>,
+    /// The base cross-encoder's `[CLS]` state of every candidate, in order (for `cls-vec`).
+    pub cls: Option<Vec<f32>>,
     /// Each question's extra node features ([`Extras::of_question`]; empty without).
     pub extra: Vec<Vec<f32>>,
 }
@@ -233,6 +239,8 @@ impl Prepared {
     /// (even positions, odd positions): two disjoint halves.
     pub fn split_alternate(&self) -> (Prepared, Prepared) {
         let dim = self.vectors.len() / self.questions.len().max(1);
+        let nodes: usize = self.questions.iter().map(|q| q.candidates.len()).sum();
+        let cdim = self.cls.as_ref().map_or(0, |c| c.len() / nodes.max(1));
         let mut halves = [self.empty(), self.empty()];
         let mut at = 0;
         for (i, q) in self.questions.iter().enumerate() {
@@ -244,6 +252,9 @@ impl Prepared {
             h.vectors.extend(&self.vectors[i * dim..(i + 1) * dim]);
             if let (Some(dst), Some(src)) = (h.answers.as_mut(), self.answers.as_ref()) {
                 dst.extend(&src[at * dim..(at + n) * dim]);
+            }
+            if let (Some(dst), Some(src)) = (h.cls.as_mut(), self.cls.as_ref()) {
+                dst.extend(&src[at * cdim..(at + n) * cdim]);
             }
             at += n;
         }
@@ -257,12 +268,14 @@ impl Prepared {
             scores: Vec::new(),
             vectors: Vec::new(),
             answers: self.answers.as_ref().map(|_| Vec::new()),
+            cls: self.cls.as_ref().map(|_| Vec::new()),
             extra: Vec::new(),
         }
     }
 
     /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]);
-    /// `extras`: the extra node features to compute.
+    /// `extras`: the extra node features to compute (`cls-vec` takes the `[CLS]` states from
+    /// the extras' [`ClsEncoder`], with its own cache).
     pub fn new(
         questions: Vec<Question>,
         base: &dyn Ranker,
@@ -283,11 +296,20 @@ impl Prepared {
         } else {
             None
         };
+        let cls = if extras.needs_cls() {
+            let encoder = extras.cls_encoder().ok_or_else(|| {
+                ModelError::Backend("node feature `cls-vec` needs the base cross-encoder".into())
+            })?;
+            Some(encoder.encode(&questions)?)
+        } else {
+            None
+        };
         let mut prepared = Prepared {
             questions,
             scores,
             vectors,
             answers,
+            cls,
             extra: Vec::new(),
         };
         prepared.extra = prepared.extra_features(extras, encoder.dim)?;
@@ -298,6 +320,8 @@ impl Prepared {
     pub fn extra_features(&self, extras: &Extras, dim: usize) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(self.questions.len());
         let mut at = 0;
+        let nodes: usize = self.questions.iter().map(|q| q.candidates.len()).sum();
+        let cdim = self.cls.as_ref().map_or(0, |c| c.len() / nodes.max(1));
         for (i, q) in self.questions.iter().enumerate() {
             let n = q.candidates.len();
             if extras.is_empty() {
@@ -307,8 +331,9 @@ impl Prepared {
                     .answers
                     .as_deref()
                     .map(|a| &a[at * dim..(at + n) * dim]);
+                let c = self.cls.as_deref().map(|c| &c[at * cdim..(at + n) * cdim]);
                 let qvec = &self.vectors[i * dim..(i + 1) * dim];
-                out.push(extras.of_question(q, &self.scores[i], qvec, a)?);
+                out.push(extras.of_question(q, &self.scores[i], qvec, a, c)?);
             }
             at += n;
         }
@@ -330,10 +355,17 @@ pub fn build(
     extras: &Extras,
 ) -> Result<Eqag> {
     let width = extras.len();
-    if extras.pair_vec().is_some() && extras.pair_pca().is_none() {
-        return Err(ModelError::Backend(
-            "node feature `pair-vec`: fit its PCA on the training nodes before building".into(),
-        ));
+    let mut pcas = Vec::new();
+    for kind in NodeVec::ALL {
+        if extras.vector(kind).is_some() {
+            let pca = extras.pca(kind).ok_or_else(|| {
+                ModelError::Backend(format!(
+                    "node feature `{}`: fit its PCA on the training nodes before building",
+                    kind.name()
+                ))
+            })?;
+            pcas.push((kind, pca.clone()));
+        }
     }
     let mut stored = StoredRows {
         ids: Vec::new(),
@@ -407,7 +439,7 @@ pub fn build(
         answers,
         x,
         extra_width: width,
-        pca: extras.pair_pca().cloned(),
+        pcas,
         gcn: Gcn {
             inputs: 1 + width,
             hidden: 0,
@@ -605,9 +637,9 @@ impl Eqag {
                 let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_le_bytes()).collect();
                 write_atomic(&dir.join(ANSWERS_FILE), &bytes)?;
             }
-            if let Some(p) = &self.pca {
+            for (kind, p) in &self.pcas {
                 write_atomic(
-                    &dir.join(PCA_FILE),
+                    &dir.join(kind.file()),
                     &serde_json::to_vec(p).expect("PCA serializes"),
                 )?;
             }
@@ -697,28 +729,44 @@ impl Eqag {
         } else {
             None
         };
-        let pca = match config
-            .node_features
-            .iter()
-            .find_map(|n| features::pair_vec_dims(n))
-        {
-            None => None,
-            Some(dims) => {
-                let dims = dims.map_err(|e| format(ansel_model::CARD_FILE, e))?;
-                let pca: PairPca = serde_json::from_slice(&read(PCA_FILE)?)
-                    .map_err(|e| format(PCA_FILE, format!("line {}: {e}", e.line())))?;
-                if !pca.consistent(2 * dim, dims) {
-                    return Err(format(
-                        PCA_FILE,
-                        format!(
-                            "expected {dims} axes of {} floats (pair vectors of {dim}-d question vectors)",
-                            2 * dim
+        let mut pcas = Vec::new();
+        for kind in NodeVec::ALL {
+            let Some(dims) =
+                config
+                    .node_features
+                    .iter()
+                    .find_map(|n| match features::vec_dims(n) {
+                        Some((k, d)) if k == kind => Some(d),
+                        _ => None,
+                    })
+            else {
+                continue;
+            };
+            let dims = dims.map_err(|e| format(ansel_model::CARD_FILE, e))?;
+            let file = kind.file();
+            let pca: PairPca = serde_json::from_slice(&read(file)?)
+                .map_err(|e| format(file, format!("line {}: {e}", e.line())))?;
+            // Pair vectors are twice the question vectors' length; a [CLS] state's length is
+            // the base's hidden size, checked against the base when it is loaded.
+            let input = match kind {
+                NodeVec::Pair => 2 * dim,
+                NodeVec::Cls => pca.input,
+            };
+            if !pca.consistent(input, dims) {
+                return Err(format(
+                    file,
+                    match kind {
+                        NodeVec::Pair => format!(
+                            "expected {dims} axes of {input} floats (pair vectors of {dim}-d question vectors)"
                         ),
-                    ));
-                }
-                Some(pca)
+                        NodeVec::Cls => format!(
+                            "expected {dims} axes of {input} floats, with a mean of {input} and {dims} variances"
+                        ),
+                    },
+                ));
             }
-        };
+            pcas.push((kind, pca));
+        }
         let graph = stored.training_graph(answers.as_deref(), &config.graph);
         let degrees = graph.degrees();
         let x = features::interleave(&stored.features, &stored.extra);
@@ -731,7 +779,7 @@ impl Eqag {
             answers,
             x,
             extra_width: width,
-            pca,
+            pcas,
             gcn,
         })
     }
@@ -742,6 +790,9 @@ impl Eqag {
 pub struct Timings {
     pub base_ms: f64,
     pub encode_ms: f64,
+    /// The base cross-encoder's `[CLS]` states of the candidates (`cls-vec` only; a second
+    /// forward pass of the base here).
+    pub cls_ms: f64,
     /// Nearest-question search, edge construction and the GCN.
     pub graph_ms: f64,
     pub search_ms: f64,
@@ -771,7 +822,27 @@ impl EqagRanker {
     ) -> Result<EqagRanker> {
         let model = Eqag::load(dir, card)?;
         let mut extras = Extras::new(&model.config.node_features, resolve)?;
-        extras.set_pair_pca(model.pca.clone())?;
+        for kind in NodeVec::ALL {
+            let pca = model
+                .pcas
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, p)| p.clone());
+            extras.set_pca(kind, pca)?;
+        }
+        if let Some(pca) = extras.pca(NodeVec::Cls) {
+            let encoder = ClsEncoder::for_base(&Self::base_spec(dir, card)?)?;
+            if encoder.dim != pca.input {
+                return Err(ModelError::Format {
+                    path: dir.join(NodeVec::Cls.file()),
+                    message: format!(
+                        "a PCA of {}-d [CLS] states, but the base cross-encoder's are {}-d",
+                        pca.input, encoder.dim
+                    ),
+                });
+            }
+            extras.set_cls_encoder(encoder);
+        }
         let encoder = QuestionEncoder::load(&dir.join(&model.config.qq_encoder))?;
         if encoder.dim != model.search.dim {
             return Err(ModelError::Format {
@@ -806,6 +877,13 @@ impl EqagRanker {
         })
     }
 
+    /// Caches the `cls-vec` `[CLS]` states of batch scoring in this record file (experiments).
+    pub fn set_cls_cache(&mut self, path: Option<PathBuf>) {
+        if let Some(encoder) = self.extras.cls_encoder_mut() {
+            encoder.cache = path;
+        }
+    }
+
     /// Scores one question and says how long each stage took.
     pub fn score_timed(&self, question: &Question) -> Result<(Vec<f32>, Timings)> {
         let t0 = Instant::now();
@@ -823,20 +901,33 @@ impl EqagRanker {
             None
         };
         let t2 = Instant::now();
+        // The base cross-encoder's [CLS] states (`cls-vec`): a second forward pass over the
+        // pairs here, timed on its own (no cache unless one was set).
+        let cls = match self.extras.cls_encoder() {
+            Some(encoder) if self.extras.needs_cls() => {
+                Some(encoder.encode(std::slice::from_ref(question))?)
+            }
+            _ => None,
+        };
+        let t_cls = Instant::now();
         let f = node_features(
             question,
             &scores,
             self.model.config.feature,
             self.model.config.random_init,
         );
-        let extra = self
-            .extras
-            .of_question(question, &scores, &qvec, answers.as_deref())?;
+        let extra = self.extras.of_question(
+            question,
+            &scores,
+            &qvec,
+            answers.as_deref(),
+            cls.as_deref(),
+        )?;
         let nb = self
             .model
             .search
             .top_k(&qvec, self.model.config.graph.k_rows, None);
-        let t_search = t2.elapsed();
+        let t_search = t_cls.elapsed();
         let edges = graph::row_edges(
             &f,
             answers.as_deref(),
@@ -858,7 +949,8 @@ impl EqagRanker {
             Timings {
                 base_ms: ms(t1 - t0),
                 encode_ms: ms(t2 - t1),
-                graph_ms: ms(t3 - t2),
+                cls_ms: ms(t_cls - t2),
+                graph_ms: ms(t3 - t_cls),
                 search_ms: ms(t_search),
             },
         ))

@@ -79,55 +79,80 @@ impl QuestionEncoder {
         let Some(path) = cache else {
             return self.encode(texts);
         };
-        let rec = 8 + 4 * self.dim;
-        let mut known: std::collections::HashMap<u64, Vec<f32>> = std::collections::HashMap::new();
-        if let Ok(bytes) = std::fs::read(path) {
-            // A record cut short by a crash is ignored.
-            for r in bytes.chunks_exact(rec) {
-                let h = u64::from_le_bytes(r[..8].try_into().unwrap_or_default());
-                let v = r[8..]
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
-                known.insert(h, v);
-            }
-        }
-        let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
-        let mut missing: Vec<&str> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for (t, h) in texts.iter().zip(&hashes) {
-            if !known.contains_key(h) && seen.insert(*h) {
-                missing.push(t);
-            }
-        }
-        if !missing.is_empty() {
-            let fresh = self.encode(&missing)?;
-            let mut bytes = Vec::with_capacity(missing.len() * rec);
-            for (t, v) in missing.iter().zip(fresh.chunks_exact(self.dim)) {
-                let h = text_hash(t);
-                bytes.extend(h.to_le_bytes());
-                bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
-                known.insert(h, v.to_vec());
-            }
-            use std::io::Write;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .and_then(|mut f| f.write_all(&bytes))
-                .map_err(|e| ModelError::io(path, e))?;
-        }
-        Ok(hashes
-            .iter()
-            .flat_map(|h| known[h].iter().copied())
-            .collect())
+        let keys: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+        cached_rows(path, self.dim, &keys, |missing| {
+            let missing: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+            self.encode(&missing)
+        })
     }
+}
+
+/// Rows of `dim` floats for `keys`, read from the record file `path` (each record: the 8-byte
+/// key, then `dim` little-endian f32) where there, and otherwise computed by `compute` (given
+/// the positions of the first occurrence of each missing key, in order) and appended to it.
+/// The vector cache of [`QuestionEncoder`] and the `[CLS]` cache of `cls-vec`.
+pub fn cached_rows(
+    path: &Path,
+    dim: usize,
+    keys: &[u64],
+    compute: impl FnOnce(&[usize]) -> Result<Vec<f32>>,
+) -> Result<Vec<f32>> {
+    let rec = 8 + 4 * dim;
+    let mut known: std::collections::HashMap<u64, Vec<f32>> = std::collections::HashMap::new();
+    if let Ok(bytes) = std::fs::read(path) {
+        // A record cut short by a crash is ignored.
+        for r in bytes.chunks_exact(rec) {
+            let h = u64::from_le_bytes(r[..8].try_into().unwrap_or_default());
+            let v = r[8..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            known.insert(h, v);
+        }
+    }
+    let mut missing: Vec<usize> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, h) in keys.iter().enumerate() {
+        if !known.contains_key(h) && seen.insert(*h) {
+            missing.push(i);
+        }
+    }
+    if !missing.is_empty() {
+        let fresh = compute(&missing)?;
+        if fresh.len() != missing.len() * dim {
+            return Err(ModelError::Backend(format!(
+                "{}: {} floats computed for {} rows of {dim}",
+                path.display(),
+                fresh.len(),
+                missing.len()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(missing.len() * rec);
+        for (&i, v) in missing.iter().zip(fresh.chunks_exact(dim)) {
+            bytes.extend(keys[i].to_le_bytes());
+            bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+            known.insert(keys[i], v.to_vec());
+        }
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(&bytes))
+            .map_err(|e| ModelError::io(path, e))?;
+    }
+    Ok(keys.iter().flat_map(|h| known[h].iter().copied()).collect())
 }
 
 /// FNV-1a of a text, the key of the vector cache.
 fn text_hash(text: &str) -> u64 {
+    bytes_hash(text.bytes())
+}
+
+/// FNV-1a of a byte sequence.
+pub fn bytes_hash(bytes: impl IntoIterator<Item = u8>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
+    for b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }

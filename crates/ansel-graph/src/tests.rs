@@ -1,6 +1,9 @@
 use super::*;
 use ansel_data::Candidate;
 
+/// Width of the synthetic `[CLS]` states.
+const CLS_DIM: usize = 12;
+
 /// A deterministic pseudo-random stream for synthetic data.
 struct Lcg(u64);
 
@@ -15,7 +18,8 @@ impl Lcg {
 }
 
 /// `n` questions of 6 candidates; candidate 0..2 positive with some chance; base scores are
-/// noisy logits of the label; vectors are random unit vectors in 8 dimensions.
+/// noisy logits of the label; vectors are random unit vectors in 8 dimensions; `[CLS]` states
+/// random vectors in [`CLS_DIM`] dimensions.
 fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
     let mut r = Lcg(seed);
     let mut questions = Vec::new();
@@ -51,11 +55,13 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
             v
         })
         .collect();
+    let cls: Vec<f32> = (0..n * 6 * CLS_DIM).map(|_| r.next() - 0.5).collect();
     Prepared {
         questions,
         scores,
         vectors,
         answers: Some(answers),
+        cls: Some(cls),
         extra: Vec::new(),
     }
 }
@@ -94,6 +100,10 @@ fn question_alone(p: &Prepared, i: usize) -> Prepared {
             .answers
             .as_ref()
             .map(|a| a[i * 6 * 8..(i + 1) * 6 * 8].to_vec()),
+        cls: p
+            .cls
+            .as_ref()
+            .map(|c| c[i * 6 * CLS_DIM..(i + 1) * 6 * CLS_DIM].to_vec()),
         extra: Vec::new(),
     }
 }
@@ -213,6 +223,7 @@ fn labels_of_unseen_questions_cannot_change_their_scores() {
                 scores: test.scores.clone(),
                 vectors: test.vectors.clone(),
                 answers: test.answers.clone(),
+                cls: test.cls.clone(),
                 extra: test.extra.clone(),
             };
             for q in &mut changed.questions {
@@ -270,6 +281,7 @@ fn random_init_ignores_base_scores() {
             .collect(),
         vectors: test.vectors.clone(),
         answers: None,
+        cls: None,
         extra: Vec::new(),
     };
     assert_eq!(
@@ -355,6 +367,7 @@ fn extra_node_features_are_standardised_per_question_and_label_free() {
             &test.scores[1],
             &test.vectors[8..16],
             Some(&a[6 * 8..12 * 8]),
+            None,
         )
         .unwrap();
     assert_eq!(f.len(), 6 * 3);
@@ -393,6 +406,7 @@ fn extra_node_features_are_standardised_per_question_and_label_free() {
             &test.scores[1],
             &test.vectors[8..16],
             Some(&a[6 * 8..12 * 8]),
+            None,
         )
         .unwrap();
     assert_eq!(f, g);
@@ -400,7 +414,7 @@ fn extra_node_features_are_standardised_per_question_and_label_free() {
     let twice: Vec<String> = ["base", "base"].map(String::from).to_vec();
     assert!(Extras::new(&twice, |_| Ok(Box::new(Length))).is_err());
     assert!(x
-        .of_question(q, &test.scores[1], &test.vectors[8..16], None)
+        .of_question(q, &test.scores[1], &test.vectors[8..16], None, None)
         .is_err());
 }
 
@@ -500,14 +514,27 @@ fn directed_inter_edges_keep_labels_out_of_the_training_graph() {
 
 /// Extras [base, pair-vec:4] with the PCA fitted on `train`'s nodes.
 fn pair_extras(train: &Prepared) -> Extras {
-    let names: Vec<String> = ["base", "pair-vec:4"].map(String::from).to_vec();
+    vec_extras(train, NodeVec::Pair)
+}
+
+/// Extras [base, KIND:4] (`pair-vec:4` or `cls-vec:4`) with the PCA fitted on `train`'s nodes.
+fn vec_extras(train: &Prepared, kind: NodeVec) -> Extras {
+    let names: Vec<String> = vec!["base".into(), format!("{}:4", kind.name())];
     let mut x = Extras::new(&names, |n| {
         Err(ModelError::Backend(format!("no ranker {n} in this test")))
     })
     .unwrap();
-    let a = train.answers.as_deref().unwrap();
-    x.fit_pair_pca(&train.questions, &train.vectors, a, 8)
-        .unwrap();
+    match kind {
+        NodeVec::Pair => {
+            let a = train.answers.as_deref().unwrap();
+            x.fit_pair_pca(&train.questions, &train.vectors, a, 8)
+                .unwrap();
+        }
+        NodeVec::Cls => {
+            x.fit_cls_pca(train.cls.as_deref().unwrap(), CLS_DIM)
+                .unwrap();
+        }
+    }
     x
 }
 
@@ -579,17 +606,104 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
         9
     );
     let mut other = Extras::new(&names(&["pair-vec:3"]), none).unwrap();
-    assert!(other.set_pair_pca(x.pair_pca().cloned()).is_err());
+    assert!(other.set_pca(NodeVec::Pair, x.pair_pca().cloned()).is_err());
 }
 
 #[test]
-fn pair_vec_models_keep_test_labels_out_and_round_trip_with_their_pca() {
-    let mut train = synthetic(60, 1, "t");
-    let x = pair_extras(&train);
-    train.extra = train.extra_features(&x, 8).unwrap();
-    let mut dev = synthetic(16, 2, "d");
-    dev.extra = dev.extra_features(&x, 8).unwrap();
-    for fit_on_dev in [false, true] {
+fn cls_vec_columns_are_whitened_pca_of_training_cls_states_and_label_free() {
+    let train = synthetic(60, 1, "t");
+    let x = vec_extras(&train, NodeVec::Cls);
+    assert_eq!(x.len(), 5);
+    assert!(x.needs_cls() && !x.needs_answers());
+    let pca = x.pca(NodeVec::Cls).unwrap();
+    assert!(pca.consistent(CLS_DIM, 4));
+    assert!(x.pair_pca().is_none());
+    // Over the training nodes each component has mean 0 and variance 1.
+    let f = train.extra_features(&x, 8).unwrap();
+    let rows: Vec<&[f32]> = f.iter().flat_map(|q| q.chunks_exact(5)).collect();
+    assert_eq!(rows.len(), 360);
+    let n = rows.len() as f32;
+    for c in 1..5 {
+        let mean = rows.iter().map(|r| r[c]).sum::<f32>() / n;
+        let var = rows.iter().map(|r| (r[c] - mean).powi(2)).sum::<f32>() / (n - 1.0);
+        assert!(
+            mean.abs() < 1e-3 && (var - 1.0).abs() < 1e-2,
+            "{c}: {mean} {var}"
+        );
+    }
+    // The columns are the projection of each candidate's own [CLS] state (question 1,
+    // candidate 2: node 8), not a pair vector.
+    let cls = train.cls.as_deref().unwrap();
+    assert_eq!(
+        &f[1][2 * 5 + 1..3 * 5],
+        pca.project(&cls[8 * CLS_DIM..9 * CLS_DIM]).as_slice()
+    );
+    // Labels reach neither the PCA nor the features.
+    let mut unlabelled = train.clone();
+    for q in &mut unlabelled.questions {
+        for c in &mut q.candidates {
+            c.label = None;
+        }
+    }
+    let y = vec_extras(&unlabelled, NodeVec::Cls);
+    assert_eq!(y.pca(NodeVec::Cls), x.pca(NodeVec::Cls));
+    assert_eq!(unlabelled.extra_features(&y, 8).unwrap(), f);
+    // Split halves keep each node's state with it.
+    let (even, _) = train.split_alternate();
+    assert_eq!(
+        &even.cls.as_deref().unwrap()[6 * CLS_DIM..7 * CLS_DIM],
+        &cls[12 * CLS_DIM..13 * CLS_DIM]
+    );
+    assert_eq!(even.extra_features(&x, 8).unwrap()[1], f[2]);
+    // Errors, not panics: no states, states of another width, no PCA, a bad N, two columns.
+    let mut stateless = train.clone();
+    stateless.cls = None;
+    let err = stateless.extra_features(&x, 8).err().unwrap().to_string();
+    assert!(err.contains("[CLS]"), "{err}");
+    let mut narrow = train.clone();
+    narrow.cls = Some(vec![0.0; 360 * (CLS_DIM - 1)]);
+    assert!(narrow.extra_features(&x, 8).is_err());
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let none = |_: &str| -> Result<Box<dyn Ranker>> { Ok(Box::new(Length)) };
+    let unfitted = Extras::new(&names(&["cls-vec"]), none).unwrap();
+    assert_eq!(unfitted.len(), features::PAIR_VEC_DIMS);
+    let err = train
+        .extra_features(&unfitted, 8)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("cls-vec") && err.contains("PCA"), "{err}");
+    assert!(built(&train, &params(Variant::Ta), false, &unfitted).is_err());
+    for bad in [&["cls-vec:0"][..], &["cls-vec:"], &["cls-vec", "cls-vec:4"]] {
+        let err = Extras::new(&names(bad), none).err().unwrap().to_string();
+        assert!(err.contains("cls-vec"), "{err}");
+    }
+    // pair-vec and cls-vec side by side: each its own PCA and columns.
+    let both = Extras::new(&names(&["pair-vec:2", "cls-vec:3"]), none).unwrap();
+    assert_eq!(both.len(), 5);
+    assert_eq!(
+        features::width(&names(&["base", "pair-vec:2", "cls-vec:3"])).unwrap(),
+        6
+    );
+    let mut other = Extras::new(&names(&["cls-vec:3"]), none).unwrap();
+    assert!(other
+        .set_pca(NodeVec::Cls, x.pca(NodeVec::Cls).cloned())
+        .is_err());
+}
+
+#[test]
+fn vector_feature_models_keep_test_labels_out_and_round_trip_with_their_pca() {
+    for (kind, fit_on_dev) in [
+        (NodeVec::Pair, false),
+        (NodeVec::Pair, true),
+        (NodeVec::Cls, false),
+        (NodeVec::Cls, true),
+    ] {
+        let mut train = synthetic(60, 1, "t");
+        let x = vec_extras(&train, kind);
+        train.extra = train.extra_features(&x, 8).unwrap();
+        let mut dev = synthetic(16, 2, "d");
+        dev.extra = dev.extra_features(&x, 8).unwrap();
         let p = GraphParams {
             inter_by: InterBy::Answer,
             ..params(Variant::TPlus)
@@ -600,7 +714,7 @@ fn pair_vec_models_keep_test_labels_out_and_round_trip_with_their_pca() {
         let mut test = synthetic(12, 3, "x");
         test.extra = test.extra_features(&x, 8).unwrap();
         let before = score_prepared(&model, &test);
-        // The pair-vec columns (values 1..5 of a node's 5 extras) change the scores...
+        // The vector columns (values 1..5 of a node's 5 extras) change the scores...
         let mut shifted = test.clone();
         for e in &mut shifted.extra {
             for r in e.chunks_exact_mut(5) {
@@ -614,20 +728,124 @@ fn pair_vec_models_keep_test_labels_out_and_round_trip_with_their_pca() {
         assert_eq!(score_prepared(&model, &flipped), before);
         // Save and load: the PCA comes back, and the scores are the same.
         let (_dir, out, card, back) = saved_and_loaded(&model);
-        assert_eq!(back.pca.as_ref(), x.pair_pca());
+        assert_eq!(back.pcas.len(), 1);
+        assert_eq!(back.pcas[0].0, kind);
+        assert_eq!(Some(&back.pcas[0].1), x.pca(kind));
         assert_eq!(score_prepared(&back, &test), before);
         let mut y = Extras::new(&back.config.node_features, |_| Ok(Box::new(Length))).unwrap();
-        y.set_pair_pca(back.pca.clone()).unwrap();
+        y.set_pca(kind, Some(back.pcas[0].1.clone())).unwrap();
         assert_eq!(test.extra_features(&y, 8).unwrap(), test.extra);
-        // A missing or mis-sized PCA file is reported with its name.
-        let pca_file = out.join(PCA_FILE);
-        let mut small = back.pca.clone().unwrap();
+        // Only this kind's PCA file is written; a missing or mis-sized one is reported by name.
+        let other = NodeVec::ALL.into_iter().find(|k| *k != kind).unwrap();
+        assert!(!out.join(other.file()).exists());
+        let pca_file = out.join(kind.file());
+        let mut small = back.pcas[0].1.clone();
         small.mean.pop();
         std::fs::write(&pca_file, serde_json::to_vec(&small).unwrap()).unwrap();
         let err = Eqag::load(&out, &card).err().unwrap().to_string();
-        assert!(err.contains(PCA_FILE), "{err}");
+        assert!(err.contains(kind.file()), "{err}");
         std::fs::remove_file(&pca_file).unwrap();
         let err = Eqag::load(&out, &card).err().unwrap().to_string();
-        assert!(err.contains(PCA_FILE), "{err}");
+        assert!(err.contains(kind.file()), "{err}");
     }
+}
+
+/// A tiny random cross-encoder model directory (`kind` on its card) for the `[CLS]` encoder.
+fn tiny_cross_encoder(dir: &Path, kind: &str) -> PathBuf {
+    let base = ansel_bert::testing::tiny_base(dir, 0.0);
+    let config = serde_json::json!({"input": "pair", "max_len": 32, "batch_size": 3});
+    ModelCard::new(kind, "tiny", config).write(&base).unwrap();
+    base
+}
+
+#[test]
+fn cls_encoder_reads_the_base_cross_encoders_cls_state_and_caches_it() {
+    use ansel_bert::testing::question;
+    let _guard = ansel_bert::testing::serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tiny_cross_encoder(tmp.path(), ansel_bert::KIND);
+    let spec = base.display().to_string();
+    let questions = vec![
+        question(
+            "q1",
+            "who wrote hamlet ?",
+            &[
+                ("it was written by william shakespeare .", true),
+                ("a play", false),
+            ],
+        ),
+        question(
+            "q2",
+            "hamlet is set in denmark",
+            &[
+                ("the tragedy", false),
+                ("it is set in denmark .", true),
+                ("by", false),
+            ],
+        ),
+    ];
+    let mut enc = ClsEncoder::for_base(&spec).unwrap();
+    let states = enc.encode(&questions).unwrap();
+    assert_eq!(states.len(), 5 * enc.dim);
+    // Each state is the last layer's position 0 of that pair alone (batching and padding
+    // with other pairs do not change it), and pairs differ.
+    let ranker =
+        ansel_bert::CrossEncoderRanker::load(&base, &ModelCard::read(&base).unwrap()).unwrap();
+    let items = ranker.encode_all(&questions).unwrap();
+    for (i, item) in items.iter().enumerate() {
+        let one = ranker.cls_states(std::slice::from_ref(item));
+        let got = &states[i * enc.dim..(i + 1) * enc.dim];
+        let diff = one
+            .iter()
+            .zip(got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < 1e-4, "pair {i}: {diff}");
+    }
+    assert_ne!(&states[..enc.dim], &states[enc.dim..2 * enc.dim]);
+    // Labels do not enter.
+    let mut flipped = questions.clone();
+    for q in &mut flipped {
+        for c in &mut q.candidates {
+            c.label = c.label.map(|l| !l);
+        }
+    }
+    assert_eq!(enc.encode(&flipped).unwrap(), states);
+    // The cache: written once, then read (the same numbers, the file does not grow)...
+    let cache = tmp.path().join("cls.bin");
+    enc.cache = Some(cache.clone());
+    let first = enc.encode(&questions).unwrap();
+    let len = std::fs::metadata(&cache).unwrap().len();
+    assert_eq!(len as usize, 5 * (8 + 4 * enc.dim));
+    assert_eq!(enc.encode(&questions).unwrap(), first);
+    assert_eq!(std::fs::metadata(&cache).unwrap().len(), len);
+    let diff = first
+        .iter()
+        .zip(&states)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(diff < 1e-5, "{diff}");
+    // ...and never serves another base's states: a changed card is another key.
+    let mut card = ModelCard::read(&base).unwrap();
+    card.name = "tiny-retrained".into();
+    card.write(&base).unwrap();
+    let mut other = ClsEncoder::for_base(&spec).unwrap();
+    other.cache = Some(cache.clone());
+    other.encode(&questions).unwrap();
+    assert_eq!(std::fs::metadata(&cache).unwrap().len(), 2 * len);
+    // Only a cross-encoder directory has a [CLS] state: the errors name the option.
+    let err = ClsEncoder::for_base("wo").err().unwrap().to_string();
+    assert!(
+        err.contains("cls-vec") && err.contains("cross-encoder"),
+        "{err}"
+    );
+    let bi = tiny_cross_encoder(&tmp.path().join("bi"), "bi-encoder");
+    let err = ClsEncoder::for_base(&bi.display().to_string())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("cls-vec") && err.contains("bi-encoder"),
+        "{err}"
+    );
 }

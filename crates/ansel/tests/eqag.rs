@@ -79,6 +79,66 @@ fn eqag_pair_vec_features_round_trip_through_the_model_directory() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("pair-vec:N"));
 }
 
+/// `--node-features ...,cls-vec:N` over a cross-encoder base: the [CLS] states' PCA is fitted on
+/// the training nodes and stored beside the model, the states are cached with `--cls-cache`,
+/// `rank` reads the directory back (states computed live), and test labels do not move scores;
+/// a base that is not a cross-encoder is refused, naming the option.
+#[test]
+fn eqag_cls_vec_features_round_trip_through_the_model_directory() {
+    let root = root();
+    let encoder = root.join("vendor/models/all-minilm-l6-v2");
+    let base = root.join("models/minilm-l6-wikiqa");
+    if !present(&[
+        &encoder.join("model.safetensors"),
+        &base.join("model.safetensors"),
+    ]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eqag-cv");
+    let cache = dir.path().join("cls.bin");
+    let sample = root.join("examples/sample-questions.jsonl");
+    let train = |base: &str, features: &str, out: &Path| {
+        let options = [
+            "--variant",
+            "t+",
+            "--inter-by",
+            "answer",
+            "--node-features",
+            features,
+            "--cls-cache",
+            cache.to_str().unwrap(),
+        ];
+        train_eqag(base, &sample, "10", out, &options)
+    };
+    ok(&train(base.to_str().unwrap(), "base,cls-vec:3", &out));
+    let card = read_card(&out);
+    assert_eq!(
+        card["config"]["node_features"],
+        serde_json::json!(["base", "cls-vec:3"])
+    );
+    let pca = &card["training"]["hyperparameters"]["cls_vec_pca"];
+    assert_eq!(
+        (pca["input"].as_u64(), pca["dims"].as_u64()),
+        (Some(384), Some(3))
+    );
+    assert!(out.join("cls-pca.json").is_file() && !out.join("pair-pca.json").exists());
+    // One record (8-byte key, 384 f32) per training pair (the sample's 18, dev the same pairs).
+    assert_eq!(std::fs::metadata(&cache).unwrap().len(), 18 * (8 + 4 * 384));
+    assert_ranks_without_reading_labels(&sample, &out, dir.path());
+    // Without its PCA file the directory is refused, naming the file.
+    std::fs::remove_file(out.join("cls-pca.json")).unwrap();
+    assert!(rank_error(&sample, &out).contains("cls-pca.json"));
+    // A built-in base has no [CLS] state.
+    let err = train("wo", "base,cls-vec", &dir.path().join("bad"));
+    assert!(!err.status.success());
+    let stderr = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        stderr.contains("cls-vec") && stderr.contains("cross-encoder"),
+        "{stderr}"
+    );
+}
+
 /// `--oof-folds` over an efficient base: every training question is scored by a fold ranker
 /// retrained (with the base's recipe) on the other folds, the scores are cached and reused,
 /// and a base too expensive to retrain is refused with the way out.

@@ -9,8 +9,8 @@ use ansel_efficient::{Architecture, EfficientRanker, TrainOptions};
 use ansel_graph::oof::{oof_key, out_of_fold, FixedScores};
 use ansel_graph::search::QuestionEncoder;
 use ansel_graph::{
-    build, fit, relative_path, CachedRanker, EqagRanker, Extras, Feature, FitOptions, GraphParams,
-    InterBy, Prepared, ScoreCache, Variant,
+    build, fit, relative_path, CachedRanker, ClsEncoder, EqagRanker, Extras, Feature, FitOptions,
+    GraphParams, InterBy, NodeVec, Prepared, ScoreCache, Variant,
 };
 use ansel_model::{ModelCard, Ranker, TrainingRecord};
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,6 +25,10 @@ pub const BASE_CACHE_ENV: &str = "ANSEL_EQAG_BASE_CACHE";
 
 /// Environment variable: a bi-encoder vector cache file (`--vector-cache`) for batch scoring.
 pub const VECTOR_CACHE_ENV: &str = "ANSEL_EQAG_VECTOR_CACHE";
+
+/// Environment variable: a `[CLS]`-state cache file (`--cls-cache`) for batch scoring of
+/// `cls-vec` models.
+pub const CLS_CACHE_ENV: &str = "ANSEL_EQAG_CLS_CACHE";
 
 /// Options of `--model eqag` (the base ranker is `--base`).
 #[derive(Args)]
@@ -66,9 +70,15 @@ pub struct EqagArgs {
     /// question-candidate cosine), `wo`, `wo-rr`, `rr` (lexical rankers; `rr` and `wo-rr` need
     /// document order, as in WikiQA); and `pair-vec` or `pair-vec:N` (N columns, default 16:
     /// the bi-encoder pair vector [q*a ; |q-a|] on the first N principal axes of the training
-    /// nodes' pair vectors, whitened; the PCA is stored in the model directory).
+    /// nodes' pair vectors, whitened; the PCA is stored in the model directory); and
+    /// `cls-vec` or `cls-vec:N` (the same for the base cross-encoder's last-layer [CLS] state of
+    /// each pair; the base must be a cross-encoder model directory).
     #[arg(long, value_delimiter = ',')]
     pub node_features: Vec<String>,
+    /// File caching the base cross-encoder's [CLS] states across runs (`cls-vec`; created if
+    /// absent; keyed by the base's card and each pair's tokens).
+    #[arg(long)]
+    pub cls_cache: Option<PathBuf>,
     /// RI sanity check: random node features in [0, 1) instead of base scores.
     #[arg(long)]
     pub random_init: bool,
@@ -165,7 +175,7 @@ fn node_ranker(name: &str) -> ansel_model::Result<Box<dyn Ranker>> {
         return Err(ansel_model::ModelError::Unsupported {
             model: ansel_graph::KIND.into(),
             message: format!(
-                "unknown node feature {name:?} (known: base, cos, pair-vec, pair-vec:N, {})",
+                "unknown node feature {name:?} (known: base, cos, pair-vec, pair-vec:N, cls-vec, cls-vec:N, {})",
                 NODE_RANKERS.join(", ")
             ),
         });
@@ -191,6 +201,12 @@ pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
         .ok()
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
+    ranker.set_cls_cache(
+        std::env::var(CLS_CACHE_ENV)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+    );
     Ok(Box::new(ranker))
 }
 
@@ -271,6 +287,22 @@ pub fn train(args: &TrainArgs) -> Result<()> {
     if extras.pair_vec().is_some() {
         let a = train.answers.as_deref().unwrap_or_default();
         extras.fit_pair_pca(&train.questions, &train.vectors, a, encoder.dim)?;
+    }
+    if extras.needs_cls() {
+        let mut cls = ClsEncoder::for_base(base_spec).context("--node-features cls-vec")?;
+        cls.cache = e.cls_cache.clone();
+        eprintln!(
+            "eqag: [CLS] states of {} training pairs from {base_spec}",
+            train
+                .questions
+                .iter()
+                .map(|q| q.candidates.len())
+                .sum::<usize>()
+        );
+        let states = cls.encode(&train.questions)?;
+        extras.fit_cls_pca(&states, cls.dim)?;
+        train.cls = Some(states);
+        extras.set_cls_encoder(cls);
     }
     train.extra = train.extra_features(&extras, encoder.dim)?;
     let dev = Prepared::new(dev_qs, base.as_ref(), &encoder, answers, cache, &extras)?;
@@ -377,9 +409,14 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         hyperparameters: serde_json::json!({
             "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
             "node_features": e.node_features,
-            "pair_vec_pca": model.pca.as_ref().map(|p| serde_json::json!({
+            "pair_vec_pca": model.pcas.iter().find(|(k, _)| *k == NodeVec::Pair).map(|(_, p)| serde_json::json!({
                 "fitted_on": "training nodes (pair vectors only, no labels)", "nodes": model.config.training_nodes,
                 "input": p.input, "dims": p.dims, "variance": p.variance,
+            })),
+            "cls_vec_pca": model.pcas.iter().find(|(k, _)| *k == NodeVec::Cls).map(|(_, p)| serde_json::json!({
+                "fitted_on": "training nodes (the base cross-encoder's [CLS] states only, no labels)",
+                "nodes": model.config.training_nodes, "input": p.input, "dims": p.dims, "variance": p.variance,
+                "cache": e.cls_cache.as_ref().map(|p| p.display().to_string()),
             })),
             "train_scores": train_scores_record,
             "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
@@ -624,6 +661,7 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
         "graph_ms": summary(t.iter().map(|x| x.graph_ms).collect()),
         "search_ms": summary(t.iter().map(|x| x.search_ms).collect()),
         "encode_ms": summary(t.iter().map(|x| x.encode_ms).collect()),
+        "cls_ms": summary(t.iter().map(|x| x.cls_ms).collect()),
         "base_ms": summary(t.iter().map(|x| x.base_ms).collect()),
     });
     let mut stdout = std::io::stdout().lock();
