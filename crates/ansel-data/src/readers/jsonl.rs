@@ -21,20 +21,111 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::path::Path;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One line as written. Read field by field (see [`each_field`]), so that a wrong value names
+/// its field (`question`, `candidates[2].label`) and says what was expected there.
 struct Record {
-    #[serde(default)]
     id: Option<String>,
     question: String,
-    #[serde(default)]
     doc_id: Option<String>,
-    #[serde(default)]
     title: Option<String>,
-    #[serde(default)]
     in_document_order: bool,
-    #[serde(deserialize_with = "deserialize_candidates")]
     candidates: Vec<RawCandidate>,
+}
+
+const RECORD_FIELDS: &str =
+    "`id`, `question`, `doc_id`, `title`, `in_document_order`, `candidates`";
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Record, D::Error> {
+        d.deserialize_any(RecordVisitor)
+    }
+}
+
+struct RecordVisitor;
+
+impl Expecting for RecordVisitor {
+    fn field(&self) -> &str {
+        ""
+    }
+    fn expected(&self) -> &str {
+        "an object with `question` and `candidates`"
+    }
+    // A line is not a field: say what it should be.
+    fn found<E: de::Error>(&self, found: &str) -> E {
+        E::custom(format_args!("expected {}, found {found}", self.expected()))
+    }
+}
+
+impl<'de> Visitor<'de> for RecordVisitor {
+    type Value = Record;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.expected())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Record, A::Error> {
+        let (mut id, mut question, mut doc_id, mut title) = (None, None, None, None);
+        let (mut in_document_order, mut candidates) = (false, None);
+        each_field(map, "", |field, key, map| {
+            if key == "candidates" {
+                // Streamed, not read as a JSON value first: a value would drop repeated keys.
+                candidates = Some(map.next_value_seed(CandidatesVisitor)?);
+                return Ok(());
+            }
+            let value = map.next_value()?;
+            match key {
+                "id" => id = typed(field, value)?,
+                "question" => question = Some(typed(field, value)?),
+                "doc_id" => doc_id = typed(field, value)?,
+                "title" => title = typed(field, value)?,
+                "in_document_order" => in_document_order = typed(field, value)?,
+                _ => return Err(unknown(field, RECORD_FIELDS)),
+            }
+            Ok(())
+        })?;
+        let missing = |field| de::Error::custom(format_args!("field `{field}`: missing field"));
+        Ok(Record {
+            id,
+            question: question.ok_or_else(|| missing("question"))?,
+            doc_id,
+            title,
+            in_document_order,
+            candidates: candidates.ok_or_else(|| missing("candidates"))?,
+        })
+    }
+    reject_json!(null, bool, number, string, list);
+}
+
+/// Reads an object's keys one at a time and hands each to `each` with its path (`prefix.key`,
+/// or `key` at the top) and the map, which reads the value; a repeated key is an error naming
+/// the field.
+fn each_field<'de, A: MapAccess<'de>>(
+    mut map: A,
+    prefix: &str,
+    mut each: impl FnMut(&str, &str, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    let mut seen: Vec<String> = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+        let field = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        if seen.contains(&key) {
+            return Err(de::Error::custom(format_args!(
+                "field `{field}`: duplicate field"
+            )));
+        }
+        each(&field, &key, &mut map)?;
+        seen.push(key);
+    }
+    Ok(())
+}
+
+/// The error for a key the object does not take.
+fn unknown<E: de::Error>(field: &str, fields: &str) -> E {
+    E::custom(format_args!(
+        "field `{field}`: unknown field, expected one of {fields}"
+    ))
 }
 
 /// A candidate as written; a string candidate is its `text` alone.
@@ -54,13 +145,16 @@ const CANDIDATE_FIELDS: &str =
     "`id`, `text`, `label`, `doc_id`, `title`, `position`, `prev`, `next`";
 
 /// Reads `candidates` element by element, so that an error names the
-/// candidate (`candidates[2]`) or its field (`candidates[2].label`) and says
-/// what was expected there.
-fn deserialize_candidates<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RawCandidate>, D::Error> {
-    d.deserialize_any(CandidatesVisitor)
-}
-
+/// candidate (`candidates[2]`) or its field (`candidates[2].label`).
 struct CandidatesVisitor;
+
+impl<'de> DeserializeSeed<'de> for CandidatesVisitor {
+    type Value = Vec<RawCandidate>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
 
 impl Expecting for CandidatesVisitor {
     fn field(&self) -> &str {
@@ -127,39 +221,30 @@ impl<'de> Visitor<'de> for CandidateVisitor<'_> {
             ..RawCandidate::default()
         })
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawCandidate, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawCandidate, A::Error> {
         let mut candidate = RawCandidate::default();
         let mut text = None;
-        let mut seen: Vec<String> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let field = format!("{}.{key}", self.field);
-            if seen.contains(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "field `{field}`: duplicate field"
-                )));
+        each_field(map, self.field, |field, key, map| {
+            if key == "label" {
+                let value: Value = map.next_value()?;
+                candidate.label = value
+                    .deserialize_any(LabelVisitor { field })
+                    .map_err(de::Error::custom)?;
+                return Ok(());
             }
-            let value: Value = map.next_value()?;
-            match key.as_str() {
-                "id" => candidate.id = typed(&field, value)?,
-                "text" => text = Some(typed(&field, value)?),
-                "label" => {
-                    candidate.label = value
-                        .deserialize_any(LabelVisitor { field: &field })
-                        .map_err(de::Error::custom)?
-                }
-                "doc_id" => candidate.doc_id = typed(&field, value)?,
-                "title" => candidate.title = typed(&field, value)?,
-                "position" => candidate.position = typed(&field, value)?,
-                "prev" => candidate.prev = typed(&field, value)?,
-                "next" => candidate.next = typed(&field, value)?,
-                _ => {
-                    return Err(de::Error::custom(format_args!(
-                        "field `{field}`: unknown field, expected one of {CANDIDATE_FIELDS}"
-                    )))
-                }
+            let value = map.next_value()?;
+            match key {
+                "id" => candidate.id = typed(field, value)?,
+                "text" => text = Some(typed(field, value)?),
+                "doc_id" => candidate.doc_id = typed(field, value)?,
+                "title" => candidate.title = typed(field, value)?,
+                "position" => candidate.position = typed(field, value)?,
+                "prev" => candidate.prev = typed(field, value)?,
+                "next" => candidate.next = typed(field, value)?,
+                _ => return Err(unknown(field, CANDIDATE_FIELDS)),
             }
-            seen.push(key);
-        }
+            Ok(())
+        })?;
         candidate.text = text.ok_or_else(|| {
             de::Error::custom(format_args!("field `{}.text`: missing field", self.field))
         })?;
@@ -283,6 +368,63 @@ mod tests {
         let text =
             "{\"question\": \"a\", \"candidates\": []}\n{\"question\": \"b\", \"cands\": []}";
         crate::readers::testing::assert_error_at(parse, text, 2, "cands");
+    }
+
+    #[test]
+    fn a_wrong_top_level_field_is_named() {
+        use crate::readers::testing::assert_error_at;
+        let cases = [
+            (
+                "{\"question\": 3, \"candidates\": []}",
+                "question",
+                "invalid type: integer `3`, expected a string",
+            ),
+            (
+                "{\"question\": \"q\", \"id\": [1], \"candidates\": []}",
+                "id",
+                "expected a string",
+            ),
+            (
+                "{\"question\": \"q\", \"title\": 2, \"candidates\": []}",
+                "title",
+                "expected a string",
+            ),
+            (
+                "{\"question\": \"q\", \"doc_id\": {}, \"candidates\": []}",
+                "doc_id",
+                "expected a string",
+            ),
+            (
+                "{\"question\": \"q\", \"in_document_order\": \"yes\", \"candidates\": []}",
+                "in_document_order",
+                "expected a boolean",
+            ),
+            ("{\"candidates\": []}", "question", "missing field"),
+            ("{\"question\": \"q\"}", "candidates", "missing field"),
+            (
+                "{\"question\": \"q\", \"question\": \"r\", \"candidates\": []}",
+                "question",
+                "duplicate field",
+            ),
+            (
+                "{\"question\": \"q\", \"candidates\": [], \"answer\": 1}",
+                "answer",
+                "unknown field, expected one of `id`, `question`",
+            ),
+        ];
+        for (line, field, message) in cases {
+            let text = format!("{{\"question\": \"a\", \"candidates\": [\"x\"]}}\n{line}\n");
+            let shown = assert_error_at(parse, &text, 2, field);
+            assert!(shown.contains(message), "{shown:?} should say {message:?}");
+        }
+        // A line that is not an object says what it should be.
+        let shown = format!("{}", parse(Path::new("a.jsonl"), b"[1]\n").unwrap_err());
+        assert!(
+            shown.contains("a.jsonl:1")
+                && shown
+                    .contains("expected an object with `question` and `candidates`, found a list"),
+            "{shown}"
+        );
     }
 
     #[test]
