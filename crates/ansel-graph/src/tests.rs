@@ -66,6 +66,23 @@ fn synthetic(n: usize, seed: u64, prefix: &str) -> Prepared {
     }
 }
 
+/// The nodes' rows of 5 extra features (a scalar, then 4 PCA columns) of 60 synthetic
+/// training questions, after asserting that each PCA column has mean 0 and variance 1.
+fn whitened_rows(features: &[Vec<f32>]) -> Vec<&[f32]> {
+    let rows: Vec<&[f32]> = features.iter().flat_map(|q| q.chunks_exact(5)).collect();
+    assert_eq!(rows.len(), 360);
+    let n = rows.len() as f32;
+    for c in 1..5 {
+        let mean = rows.iter().map(|r| r[c]).sum::<f32>() / n;
+        let var = rows.iter().map(|r| (r[c] - mean).powi(2)).sum::<f32>() / (n - 1.0);
+        assert!(
+            mean.abs() < 1e-3 && (var - 1.0).abs() < 1e-2,
+            "{c}: {mean} {var}"
+        );
+    }
+    rows
+}
+
 /// `p` with every candidate's label flipped.
 fn labels_flipped(p: &Prepared) -> Prepared {
     let mut flipped = p.clone();
@@ -554,18 +571,8 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
     // Over the training nodes each component has mean 0 and variance 1, and two components
     // are uncorrelated.
     let f = train.extra_features(&x, 8).unwrap();
-    let rows: Vec<&[f32]> = f.iter().flat_map(|q| q.chunks_exact(5)).collect();
-    assert_eq!(rows.len(), 360);
-    let n = rows.len() as f32;
-    for c in 1..5 {
-        let mean = rows.iter().map(|r| r[c]).sum::<f32>() / n;
-        let var = rows.iter().map(|r| (r[c] - mean).powi(2)).sum::<f32>() / (n - 1.0);
-        assert!(
-            mean.abs() < 1e-3 && (var - 1.0).abs() < 1e-2,
-            "{c}: {mean} {var}"
-        );
-    }
-    let cov = rows.iter().map(|r| r[1] * r[2]).sum::<f32>() / (n - 1.0);
+    let rows = whitened_rows(&f);
+    let cov = rows.iter().map(|r| r[1] * r[2]).sum::<f32>() / (rows.len() as f32 - 1.0);
     assert!(cov.abs() < 1e-2, "{cov}");
     // The columns differ between a question's candidates (unlike a scalar per question)...
     let q0: Vec<f32> = f[0].chunks_exact(5).map(|r| r[1]).collect();
@@ -620,17 +627,7 @@ fn cls_vec_columns_are_whitened_pca_of_training_cls_states_and_label_free() {
     assert!(x.pair_pca().is_none());
     // Over the training nodes each component has mean 0 and variance 1.
     let f = train.extra_features(&x, 8).unwrap();
-    let rows: Vec<&[f32]> = f.iter().flat_map(|q| q.chunks_exact(5)).collect();
-    assert_eq!(rows.len(), 360);
-    let n = rows.len() as f32;
-    for c in 1..5 {
-        let mean = rows.iter().map(|r| r[c]).sum::<f32>() / n;
-        let var = rows.iter().map(|r| (r[c] - mean).powi(2)).sum::<f32>() / (n - 1.0);
-        assert!(
-            mean.abs() < 1e-3 && (var - 1.0).abs() < 1e-2,
-            "{c}: {mean} {var}"
-        );
-    }
+    whitened_rows(&f);
     // The columns are the projection of each candidate's own [CLS] state (question 1,
     // candidate 2: node 8), not a pair vector.
     let cls = train.cls.as_deref().unwrap();
