@@ -15,6 +15,11 @@
 # step 1 (their rows: docs/results/cross-encoder-eval-*.jsonl, from scripts/bench-cross-encoder.sh).
 # A run directory that is gone keeps the rows recorded in docs/results/cassie-e2e-eval.jsonl and
 # docs/results/cassie-e2e-runs.jsonl when it last existed.
+#
+#   bash scripts/bench-cassie.sh tanda-heads
+# only (re)writes the "Heads over the full-TANDA cross-encoder" section: every frozen head over
+# models/minilm-l6-tanda-all-2ep plus its own logit, 3 seeds (a few minutes; features cached in
+# runs/cassie-cache-tanda-all-2ep). The full run writes both sections after its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
