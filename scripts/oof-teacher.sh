@@ -75,8 +75,8 @@ flags=$(for f in $(seq 0 $((K - 1))); do printf -- '--teacher-scores %s ' "$out/
 echo "out-of-fold teacher scores: ansel train ... $flags" >&2
 
 # Summary for the sweep report (docs/results/cosinenet-sweep.md, round 5): each fold model's dev
-# MAP, and the WikiQA-train MAP / P@1 (answered questions) of the out-of-fold scores and of t1's
-# in-sample scores (its cached teacher scores of WikiQA train, when target/teacher-scores has them).
+# MAP, and the WikiQA-train MAP / P@1 (answered questions) of the out-of-fold scores and of every
+# teacher whose scores of WikiQA train are cached in target/teacher-scores (t1's are in sample).
 python3 - "$data/WikiQA-train.tsv" "$out" "$K" > "$out/summary.json.tmp" <<'PY'
 import glob, json, os, sys
 train, out, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -103,10 +103,15 @@ summary = {"folds": k, "fold_dev_MAP": [], "out_of_fold_train": quality([f"{out}
 for f in range(k):
     card = json.load(open(f"{out}/ce-without-{f}/model.json"))
     summary["fold_dev_MAP"].append(card["training"]["metrics"]["dev MAP"])
+summary["teachers_train"] = []
 for meta in sorted(glob.glob("target/teacher-scores/*.meta.json")):
     m = json.load(open(meta))
-    if m["data"].endswith("wikiqa/WikiQA-train.tsv") and "minilm-l6-tanda-all-2ep" in m["teacher"]:
-        summary["in_sample_train"] = {"teacher": m["teacher"], **quality([meta.replace(".meta.json", ".jsonl")])}
+    if m["data"].endswith("wikiqa/WikiQA-train.tsv"):
+        row = {"teacher": m["teacher"], **quality([meta.replace(".meta.json", ".jsonl")])}
+        card = os.path.join(m["teacher"], "model.json")
+        if os.path.exists(card):
+            row["card dev MAP"] = json.load(open(card)).get("training", {}).get("metrics", {}).get("dev MAP")
+        summary["teachers_train"].append(row)
 print(json.dumps(summary, indent=1))
 PY
 mv "$out/summary.json.tmp" "$out/summary.json"

@@ -162,6 +162,7 @@ PY
 }
 synth_set 12
 t2="--teacher runs/minilm-trecqa-transfer-all"
+t3="--teacher runs/minilm-tanda-all-3ep"
 oof=target/oof-teacher/k2
 oof2="--teacher-scores $oof/scores-0.jsonl --teacher-scores $oof/scores-1.jsonl"
 distill=(
@@ -215,6 +216,9 @@ distill=(
   # recipe twice, each time without one half of the train questions, and scores that half.
   "distill-oof2-w0.8-t1-unanswered-dropout-0.3-ema-0.995|$oof2 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
   "distill-oof2-w0.5-t1-unanswered-dropout-0.3-ema-0.995|$oof2 --distill-weight 0.5 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
+  # The other way: a teacher further in sample, t1's recipe for 3 WikiQA epochs
+  # (scripts/train-cross-encoder.sh tanda-all-3ep; not committed, skipped where missing).
+  "distill-t1-3ep-w0.8-t1-unanswered-dropout-0.3-ema-0.995|$t3 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
@@ -224,6 +228,7 @@ for seed in 1 2; do
   for entry in "${distill[@]}"; do
     [[ $entry == *"$t2"* && ! -d runs/minilm-trecqa-transfer-all ]] && continue
     [[ $entry == *"$oof2"* && ! -f $oof/scores-1.jsonl ]] && continue
+    [[ $entry == *"$t3"* && ! -f runs/minilm-tanda-all-3ep/model.json ]] && continue
     # shellcheck disable=SC2086
     run "${entry%%|*}" "$seed" ${entry#*|}
   done

@@ -8,6 +8,7 @@
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 #   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
+#   bash scripts/train-cross-encoder.sh tanda-all-3ep  # the same for 3 epochs (a teacher for issue 4's round 5)
 #   bash scripts/train-cross-encoder.sh tanda-all-context  # tanda-all-2ep with the LOCT context input
 #   bash scripts/train-cross-encoder.sh tanda-all-context-segments  # the same, context in a segment of its own
 set -euo pipefail
@@ -40,6 +41,9 @@ case "${1:-}" in
   tanda-all-2ep)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-2ep \
       --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-2ep "${@:2}" ;;
+  tanda-all-3ep)
+    "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-3ep \
+      --epochs 3 --eval-every 90 --name minilm-l6-tanda-all-3ep "${@:2}" ;;
   tanda-all-context)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-context \
       --context --max-len 192 --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-loct "${@:2}" ;;
@@ -49,5 +53,5 @@ case "${1:-}" in
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-context|tanda-all-context-segments|context [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-3ep|tanda-all-context|tanda-all-context-segments|context [extra ansel train flags]" >&2; exit 2 ;;
 esac
