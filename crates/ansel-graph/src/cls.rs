@@ -7,7 +7,8 @@
 //! keyed by the base's card and the pair's token ids: a sweep encodes each pair once, and a
 //! cache never serves the states of another base.
 
-use crate::search::{bytes_hash, cached_rows};
+use crate::oof::Fingerprint;
+use crate::search::cached_rows;
 use ansel_bert::CrossEncoderRanker;
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Result};
@@ -58,7 +59,10 @@ impl ClsEncoder {
         Ok(ClsEncoder {
             dim: ranker.hidden_size(),
             ranker,
-            base_key: bytes_hash(card_bytes.into_iter().chain(weights_len.to_le_bytes())),
+            base_key: Fingerprint::default()
+                .bytes(card_bytes)
+                .bytes(weights_len.to_le_bytes())
+                .value(),
             cache: None,
         })
     }
@@ -73,16 +77,12 @@ impl ClsEncoder {
         let keys: Vec<u64> = items
             .iter()
             .map(|it| {
-                let ids = it.ids.iter().flat_map(|x| x.to_le_bytes());
-                let types = it.types.iter().flat_map(|x| x.to_le_bytes());
-                bytes_hash(
-                    self.base_key
-                        .to_le_bytes()
-                        .into_iter()
-                        .chain(ids)
-                        .chain([0xff])
-                        .chain(types),
-                )
+                Fingerprint::default()
+                    .bytes(self.base_key.to_le_bytes())
+                    .bytes(it.ids.iter().flat_map(|x| x.to_le_bytes()))
+                    .bytes([0xff])
+                    .bytes(it.types.iter().flat_map(|x| x.to_le_bytes()))
+                    .value()
             })
             .collect();
         cached_rows(path, self.dim, &keys, |missing| {

@@ -146,17 +146,9 @@ pub fn cached_rows(
 
 /// FNV-1a of a text, the key of the vector cache.
 fn text_hash(text: &str) -> u64 {
-    bytes_hash(text.bytes())
-}
-
-/// FNV-1a of a byte sequence.
-pub fn bytes_hash(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    crate::oof::Fingerprint::default()
+        .bytes(text.bytes())
+        .value()
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
