@@ -83,6 +83,30 @@ fn whitened_rows(features: &[Vec<f32>]) -> Vec<&[f32]> {
     rows
 }
 
+/// Feature names as `--node-features` lists them.
+fn names(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// No lexical ranker is asked for by the vector features under test.
+fn none(_: &str) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(Length))
+}
+
+/// A vector feature (`pair-vec`, `cls-vec`) whose PCA is not fitted yet: it has its default
+/// width, and neither its features nor a model over them can be built. Returns the features'
+/// error.
+fn unfitted_error(train: &Prepared, feature: &str) -> String {
+    let unfitted = Extras::new(&names(&[feature]), none).unwrap();
+    assert_eq!(unfitted.len(), features::PAIR_VEC_DIMS);
+    assert!(built(train, &params(Variant::Ta), false, &unfitted).is_err());
+    train
+        .extra_features(&unfitted, 8)
+        .err()
+        .unwrap()
+        .to_string()
+}
+
 /// `p` with every candidate's label flipped.
 fn labels_flipped(p: &Prepared) -> Prepared {
     let mut flipped = p.clone();
@@ -594,17 +618,8 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
     assert_eq!(y.pair_pca(), x.pair_pca());
     assert_eq!(unlabelled.extra_features(&y, 8).unwrap(), f);
     // Errors, not panics: no PCA yet, a bad N, two pair-vec columns, a PCA of another size.
-    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let none = |_: &str| -> Result<Box<dyn Ranker>> { Ok(Box::new(Length)) };
-    let unfitted = Extras::new(&names(&["pair-vec"]), none).unwrap();
-    assert_eq!(unfitted.len(), features::PAIR_VEC_DIMS);
-    let err = train
-        .extra_features(&unfitted, 8)
-        .err()
-        .unwrap()
-        .to_string();
+    let err = unfitted_error(&train, "pair-vec");
     assert!(err.contains("PCA"), "{err}");
-    assert!(built(&train, &params(Variant::Ta), false, &unfitted).is_err());
     assert!(Extras::new(&names(&["pair-vec:0"]), none).is_err());
     assert!(Extras::new(&names(&["pair-vec:x"]), none).is_err());
     assert!(Extras::new(&names(&["pair-vec", "pair-vec:4"]), none).is_err());
@@ -660,17 +675,8 @@ fn cls_vec_columns_are_whitened_pca_of_training_cls_states_and_label_free() {
     let mut narrow = train.clone();
     narrow.cls = Some(vec![0.0; 360 * (CLS_DIM - 1)]);
     assert!(narrow.extra_features(&x, 8).is_err());
-    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let none = |_: &str| -> Result<Box<dyn Ranker>> { Ok(Box::new(Length)) };
-    let unfitted = Extras::new(&names(&["cls-vec"]), none).unwrap();
-    assert_eq!(unfitted.len(), features::PAIR_VEC_DIMS);
-    let err = train
-        .extra_features(&unfitted, 8)
-        .err()
-        .unwrap()
-        .to_string();
+    let err = unfitted_error(&train, "cls-vec");
     assert!(err.contains("cls-vec") && err.contains("PCA"), "{err}");
-    assert!(built(&train, &params(Variant::Ta), false, &unfitted).is_err());
     for bad in [&["cls-vec:0"][..], &["cls-vec:"], &["cls-vec", "cls-vec:4"]] {
         let err = Extras::new(&names(bad), none).err().unwrap().to_string();
         assert!(err.contains("cls-vec"), "{err}");
