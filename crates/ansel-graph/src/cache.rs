@@ -64,6 +64,11 @@ pub struct ScoreCache {
 impl ScoreCache {
     pub fn read(path: &Path) -> Result<ScoreCache> {
         let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
+        Self::parse(path, &text)
+    }
+
+    /// [`ScoreCache::read`] of `text`, already read from `path` (named in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<ScoreCache> {
         let mut map = HashMap::new();
         let mut model = String::new();
         for (n, line) in text.lines().enumerate() {

@@ -134,10 +134,10 @@ pub fn scores_from_files(
     let mut caches = Vec::with_capacity(files.len());
     let mut keys = Vec::with_capacity(files.len());
     for file in files {
-        let bytes = std::fs::read(file)
+        let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read teacher scores {}", file.display()))?;
-        keys.push(Fingerprint::default().update(&bytes).hex());
-        caches.push(ScoreCache::read(file)?);
+        keys.push(Fingerprint::default().update(text.as_bytes()).hex());
+        caches.push(ScoreCache::parse(file, &text)?);
     }
     let scores = lookup(
         &caches,
