@@ -239,8 +239,7 @@ impl Prepared {
     /// (even positions, odd positions): two disjoint halves.
     pub fn split_alternate(&self) -> (Prepared, Prepared) {
         let dim = self.vectors.len() / self.questions.len().max(1);
-        let nodes: usize = self.questions.iter().map(|q| q.candidates.len()).sum();
-        let cdim = self.cls.as_ref().map_or(0, |c| c.len() / nodes.max(1));
+        let cdim = self.cls_dim();
         let mut halves = [self.empty(), self.empty()];
         let mut at = 0;
         for (i, q) in self.questions.iter().enumerate() {
@@ -271,6 +270,12 @@ impl Prepared {
             cls: self.cls.as_ref().map(|_| Vec::new()),
             extra: Vec::new(),
         }
+    }
+
+    /// Floats per `[CLS]` state in `cls` (0 without states).
+    fn cls_dim(&self) -> usize {
+        let nodes: usize = self.questions.iter().map(|q| q.candidates.len()).sum();
+        self.cls.as_ref().map_or(0, |c| c.len() / nodes.max(1))
     }
 
     /// `cache`: a bi-encoder vector cache file (see [`QuestionEncoder::encode_cached`]);
@@ -320,8 +325,7 @@ impl Prepared {
     pub fn extra_features(&self, extras: &Extras, dim: usize) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(self.questions.len());
         let mut at = 0;
-        let nodes: usize = self.questions.iter().map(|q| q.candidates.len()).sum();
-        let cdim = self.cls.as_ref().map_or(0, |c| c.len() / nodes.max(1));
+        let cdim = self.cls_dim();
         for (i, q) in self.questions.iter().enumerate() {
             let n = q.candidates.len();
             if extras.is_empty() {
