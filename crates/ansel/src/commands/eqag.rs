@@ -197,17 +197,17 @@ pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
         .unwrap_or_default();
     let base = base_ranker(&spec, &caches).with_context(|| format!("base ranker {spec}"))?;
     let mut ranker = EqagRanker::load(dir, card, base, node_ranker)?;
-    ranker.vector_cache = std::env::var(VECTOR_CACHE_ENV)
+    ranker.vector_cache = env_path(VECTOR_CACHE_ENV);
+    ranker.set_cls_cache(env_path(CLS_CACHE_ENV));
+    Ok(Box::new(ranker))
+}
+
+/// A file named by the environment variable `name` (unset or empty: none).
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var(name)
         .ok()
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    ranker.set_cls_cache(
-        std::env::var(CLS_CACHE_ENV)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from),
-    );
-    Ok(Box::new(ranker))
+        .map(PathBuf::from)
 }
 
 /// The sweep's grid points (each list: the option's values, or the default grid's).
@@ -403,21 +403,26 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         .name
         .clone()
         .unwrap_or_else(|| format!("eqag-{}", model.config.graph.variant.name()));
+    // What each vector feature's PCA was fitted on, for the card (no labels are read).
+    let pca_record = |kind: NodeVec, inputs: &str| {
+        let (_, p) = model.pcas.iter().find(|(k, _)| *k == kind)?;
+        Some(serde_json::json!({
+            "fitted_on": format!("training nodes ({inputs} only, no labels)"),
+            "nodes": model.config.training_nodes,
+            "input": p.input, "dims": p.dims, "variance": p.variance,
+        }))
+    };
     let record = TrainingRecord {
         train_data: vec![args.train.display().to_string()],
         dev_data: Some(args.dev.display().to_string()),
         hyperparameters: serde_json::json!({
             "graph": model.config.graph, "feature": e.feature, "random_init": e.random_init,
             "node_features": e.node_features,
-            "pair_vec_pca": model.pcas.iter().find(|(k, _)| *k == NodeVec::Pair).map(|(_, p)| serde_json::json!({
-                "fitted_on": "training nodes (pair vectors only, no labels)", "nodes": model.config.training_nodes,
-                "input": p.input, "dims": p.dims, "variance": p.variance,
-            })),
-            "cls_vec_pca": model.pcas.iter().find(|(k, _)| *k == NodeVec::Cls).map(|(_, p)| serde_json::json!({
-                "fitted_on": "training nodes (the base cross-encoder's [CLS] states only, no labels)",
-                "nodes": model.config.training_nodes, "input": p.input, "dims": p.dims, "variance": p.variance,
-                "cache": e.cls_cache.as_ref().map(|p| p.display().to_string()),
-            })),
+            "pair_vec_pca": pca_record(NodeVec::Pair, "pair vectors"),
+            "cls_vec_pca": pca_record(NodeVec::Cls, "the base cross-encoder's [CLS] states").map(|mut r| {
+                r["cache"] = serde_json::json!(e.cls_cache.as_ref().map(|p| p.display().to_string()));
+                r
+            }),
             "train_scores": train_scores_record,
             "gcn": fit_opts, "optimizer": "Adam, full batch", "loss": "BCE with logits on training nodes",
             "fit_on": if e.fit_on_dev { "even dev questions (early stopping and sweep on the odd ones)" } else { "training nodes" },
