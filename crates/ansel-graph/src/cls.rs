@@ -7,10 +7,10 @@
 //! keyed by the base's card and the pair's token ids: a sweep encodes each pair once, and a
 //! cache never serves the states of another base.
 
-use crate::oof::Fingerprint;
 use crate::search::cached_rows;
 use ansel_bert::CrossEncoderRanker;
 use ansel_data::Question;
+use ansel_model::Fingerprint;
 use ansel_model::{ModelCard, ModelError, Result};
 use std::path::{Path, PathBuf};
 

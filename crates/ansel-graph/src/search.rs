@@ -146,7 +146,7 @@ pub fn cached_rows(
 
 /// FNV-1a of a text, the key of the vector cache.
 fn text_hash(text: &str) -> u64 {
-    crate::oof::Fingerprint::default()
+    ansel_model::Fingerprint::default()
         .bytes(text.bytes())
         .value()
 }

@@ -13,11 +13,13 @@
 
 mod card;
 mod files;
+mod fingerprint;
 mod fusion;
 pub mod train;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic};
+pub use fingerprint::Fingerprint;
 pub use fusion::Fusion;
 
 use ansel_data::Question;

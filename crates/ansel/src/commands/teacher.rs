@@ -11,8 +11,8 @@
 
 use crate::models;
 use ansel_data::Question;
-use ansel_graph::oof::Fingerprint;
 use ansel_graph::ScoreCache;
+use ansel_model::Fingerprint;
 use ansel_model::{write_atomic, CARD_FILE};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
