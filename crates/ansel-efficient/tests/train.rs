@@ -676,3 +676,67 @@ fn init_starts_from_exactly_the_saved_weights_and_a_bad_folder_is_named() {
         .to_string();
     assert!(err.contains("relcnn") || err.contains("cosinenet"), "{err}");
 }
+
+/// The bundled embedding rows of a saved model, by word.
+fn bundled_rows(out: &std::path::Path) -> std::collections::HashMap<String, Vec<f32>> {
+    let vocab = std::fs::read_to_string(out.join("vocab.txt")).unwrap();
+    let weights = ansel_torch::read_tensors(&out.join("weights.safetensors")).unwrap();
+    let (_, table) = weights
+        .iter()
+        .find(|(name, _)| name.starts_with("embedding"))
+        .expect("bundled embedding rows");
+    vocab
+        .lines()
+        .enumerate()
+        .map(|(i, w)| (w.to_string(), Vec::try_from(table.get(i as i64)).unwrap()))
+        .collect()
+}
+
+/// `--retrofit`: the two words the lexicon links are bundled closer together than without it,
+/// every other row is unchanged, and the card records the lexicon so the recipe reads it back.
+#[test]
+fn a_retrofitted_model_bundles_moved_rows_and_records_its_lexicon() {
+    let _serial = serial();
+    let (data, _, dir, out) = toy_run();
+    let models = tiny_minilm_package(dir.path());
+    let lexicon = dir.path().join("lexicon.txt");
+    std::fs::write(&lexicon, "hamlet paris\nparis hamlet\n").unwrap();
+    let mut opts = options(Architecture::Cosinenet, Loss::Listwise, RnnKind::None, &out);
+    opts.epochs = 1;
+    opts.vectors = ansel_vectors::VectorSource::MinilmEncoded;
+    opts.models_dir = models;
+    opts.vector_cache = None;
+    ansel_efficient::train(&opts, &data, &data).unwrap();
+    let plain = bundled_rows(&out);
+    opts.retrofit = Some(std::sync::Arc::new(
+        ansel_vectors::retrofit::Lexicon::read(&lexicon).unwrap(),
+    ));
+    ansel_efficient::train(&opts, &data, &data).unwrap();
+    let retrofitted = bundled_rows(&out);
+
+    let gap = |rows: &std::collections::HashMap<String, Vec<f32>>| {
+        let (a, b) = (&rows["hamlet"], &rows["paris"]);
+        a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f32>()
+    };
+    assert!(gap(&retrofitted) < gap(&plain) / 2.0);
+    for (word, row) in &plain {
+        if word != "hamlet" && word != "paris" {
+            assert_eq!(&retrofitted[word], row, "{word} is not in the lexicon");
+        }
+    }
+    let card = ModelCard::read(&out).unwrap();
+    let record = &card.training.as_ref().unwrap().hyperparameters["retrofit"];
+    assert_eq!(record["lexicon"], lexicon.display().to_string());
+    assert_eq!(record["words"], 2);
+    assert_eq!(record["iterations"], 10);
+    let recipe = TrainOptions::from_card(&card, "t", "d", &out).unwrap();
+    assert_eq!(recipe.retrofit.unwrap().path(), lexicon);
+    std::fs::remove_file(&lexicon).unwrap();
+    let err = TrainOptions::from_card(&card, "t", "d", &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("retrofit.lexicon") && err.contains("lexicon.txt"),
+        "{err}"
+    );
+}

@@ -23,11 +23,13 @@
 //!   encoder itself is ansel-bert's `WordEncoder`: this crate reads and caches tables and
 //!   links no libtorch.
 //!
-//! All become one [`WordVectors`]: a word → row-major `f32` vector lookup.
+//! All become one [`WordVectors`]: a word → row-major `f32` vector lookup, which
+//! [`retrofit`] can pull towards a lexicon's neighbours before a model bundles its rows.
 
 pub mod encoded;
 mod msgpack;
 mod npy;
+pub mod retrofit;
 
 use std::borrow::Cow;
 use std::collections::HashMap;

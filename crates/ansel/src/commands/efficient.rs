@@ -35,6 +35,11 @@ pub struct EfficientArgs {
     /// vocabulary) before training; the model bundles the reduced rows.
     #[arg(long)]
     pub vector_dim: Option<usize>,
+    /// Retrofit the word vectors to a lexicon before training (Faruqui et al. 2015): lines
+    /// `word neighbour neighbour ...`, e.g. the WordNet lexicons `scripts/fetch-wordnet.sh`
+    /// builds, or a domain's own synonym list. The model bundles the retrofitted rows.
+    #[arg(long, value_name = "LEXICON")]
+    pub retrofit: Option<std::path::PathBuf>,
     /// Where minilm-encoded vectors cache the words they have encoded.
     #[arg(long, default_value = "target/vector-cache")]
     pub encoded_vectors_cache: std::path::PathBuf,
@@ -111,6 +116,11 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
     opts.no_skip = e.no_skip;
     opts.split_relatedness = e.split_relatedness;
     opts.vector_cache = Some(e.encoded_vectors_cache.clone());
+    if let Some(path) = &e.retrofit {
+        opts.retrofit = Some(std::sync::Arc::new(ansel_vectors::retrofit::Lexicon::read(
+            path,
+        )?));
+    }
     opts.keep_checkpoint = e.keep_checkpoint;
     opts.init = e.init.clone();
     opts.averaging = match (e.ema, e.average_epochs) {
