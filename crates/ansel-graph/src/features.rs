@@ -289,11 +289,6 @@ impl Extras {
         })
     }
 
-    /// The `pair-vec` column's number of components, if there is one.
-    pub fn pair_vec(&self) -> Option<usize> {
-        self.vector(NodeVec::Pair)
-    }
-
     /// Whether the columns need the base cross-encoder's `[CLS]` states (`cls-vec`).
     pub fn needs_cls(&self) -> bool {
         self.vector(NodeVec::Cls).is_some()
@@ -302,11 +297,6 @@ impl Extras {
     /// The PCA of the `kind` column (`None` before fitting or without the column).
     pub fn pca(&self, kind: NodeVec) -> Option<&PairPca> {
         self.pcas[kind.index()].as_ref()
-    }
-
-    /// The PCA of the `pair-vec` column (`None` before fitting or without the column).
-    pub fn pair_pca(&self) -> Option<&PairPca> {
-        self.pca(NodeVec::Pair)
     }
 
     /// The base cross-encoder of `cls-vec` (set by [`Extras::set_cls_encoder`]).
@@ -343,7 +333,7 @@ impl Extras {
         answers: &[f32],
         dim: usize,
     ) -> Result<()> {
-        let Some(dims) = self.pair_vec() else {
+        let Some(dims) = self.vector(NodeVec::Pair) else {
             return Ok(());
         };
         let nodes: usize = questions.iter().map(|q| q.candidates.len()).sum();

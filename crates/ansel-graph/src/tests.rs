@@ -585,7 +585,7 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
     let x = pair_extras(&train);
     assert_eq!(x.len(), 5);
     assert!(x.needs_answers());
-    let pca = x.pair_pca().unwrap();
+    let pca = x.pca(NodeVec::Pair).unwrap();
     assert!(pca.consistent(16, 4));
     assert!(
         pca.variance.windows(2).all(|w| w[0] >= w[1]),
@@ -615,7 +615,7 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
         }
     }
     let y = pair_extras(&unlabelled);
-    assert_eq!(y.pair_pca(), x.pair_pca());
+    assert_eq!(y.pca(NodeVec::Pair), x.pca(NodeVec::Pair));
     assert_eq!(unlabelled.extra_features(&y, 8).unwrap(), f);
     // Errors, not panics: no PCA yet, a bad N, two pair-vec columns, a PCA of another size.
     let err = unfitted_error(&train, "pair-vec");
@@ -628,7 +628,9 @@ fn pair_vec_columns_are_whitened_pca_of_training_pairs_and_label_free() {
         9
     );
     let mut other = Extras::new(&names(&["pair-vec:3"]), none).unwrap();
-    assert!(other.set_pca(NodeVec::Pair, x.pair_pca().cloned()).is_err());
+    assert!(other
+        .set_pca(NodeVec::Pair, x.pca(NodeVec::Pair).cloned())
+        .is_err());
 }
 
 #[test]
@@ -639,7 +641,7 @@ fn cls_vec_columns_are_whitened_pca_of_training_cls_states_and_label_free() {
     assert!(x.needs_cls() && !x.needs_answers());
     let pca = x.pca(NodeVec::Cls).unwrap();
     assert!(pca.consistent(CLS_DIM, 4));
-    assert!(x.pair_pca().is_none());
+    assert!(x.pca(NodeVec::Pair).is_none());
     // Over the training nodes each component has mean 0 and variance 1.
     let f = train.extra_features(&x, 8).unwrap();
     whitened_rows(&f);

@@ -284,7 +284,7 @@ pub fn train(args: &TrainArgs) -> Result<()> {
         cache,
         &Extras::default(),
     )?;
-    if extras.pair_vec().is_some() {
+    if extras.vector(NodeVec::Pair).is_some() {
         let a = train.answers.as_deref().unwrap_or_default();
         extras.fit_pair_pca(&train.questions, &train.vectors, a, encoder.dim)?;
     }
