@@ -15,6 +15,7 @@ mod card;
 mod files;
 mod fingerprint;
 mod fusion;
+pub mod json;
 pub mod train;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
