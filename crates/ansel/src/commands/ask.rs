@@ -35,9 +35,15 @@ pub fn run(args: AskArgs) -> Result<()> {
                 .with_context(|| format!("cannot load --extract {}", dir.display()))
         })
         .transpose()?;
+    let question = args.question.join(" ");
+    if question.trim().is_empty() {
+        anyhow::bail!(
+            "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"
+        );
+    }
     let answerer = args.cascade.answerer()?;
     let answers = answerer.ask(&Ask {
-        question: args.question.join(" "),
+        question,
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
     })?;
