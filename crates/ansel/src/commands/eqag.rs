@@ -596,7 +596,7 @@ fn summary(mut v: Vec<f64>) -> serde_json::Value {
 
 pub fn latency(args: LatencyArgs) -> Result<()> {
     ansel_torch::init(args.threads, 0);
-    let mut questions = args.data.read()?;
+    let mut questions = args.data.read_some()?;
     questions.retain(|q| q.positives() > 0);
     questions.truncate(args.limit);
     if questions.is_empty() {
