@@ -285,6 +285,10 @@ fn bad_inputs_are_errors_that_name_the_file_and_field() {
     );
     fails(&["ask", "--index", &index, " "], &["the question is empty"]);
     fails(
+        &["ask", "--index", &index, "--top", "0", "who"],
+        &["--top must be at least 1"],
+    );
+    fails(
         &["ask", "--index", &path("no-index"), "who"],
         &["no-index: no ansel index here"],
     );

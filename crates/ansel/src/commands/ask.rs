@@ -36,6 +36,9 @@ pub fn run(args: AskArgs) -> Result<()> {
         })
         .transpose()?;
     let question = args.question.join(" ");
+    if args.top == 0 {
+        anyhow::bail!("--top must be at least 1");
+    }
     if question.trim().is_empty() {
         anyhow::bail!(
             "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"

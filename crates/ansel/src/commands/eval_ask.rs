@@ -50,6 +50,9 @@ struct Report {
 /// how high the first sentence containing the expected answer ranks, and how
 /// long each question took end to end (retrieval, pruning, reranking).
 pub fn run(args: EvalAskArgs) -> Result<()> {
+    if args.top == 0 {
+        bail!("--top must be at least 1");
+    }
     let labelled = read_labelled(&args.questions)?;
     let answerer = args.cascade.answerer()?;
     let mut reciprocal_ranks = Vec::new();
