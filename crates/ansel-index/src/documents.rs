@@ -123,7 +123,7 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Document>, IndexError> {
         // Syntax, then the fields: the error names the field at fault (`field `text`: ...`).
         let record: JsonDocument = serde_json::from_slice::<serde_json::Value>(raw)
             .map_err(|e| e.to_string())
-            .and_then(|value| ansel_model::json::from_value(value, ""))
+            .and_then(|value| ansel_data::json::from_value(value, ""))
             .map_err(|message| IndexError::malformed(path, line, message))?;
         let id = record
             .id

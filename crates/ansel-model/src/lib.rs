@@ -15,8 +15,10 @@ mod card;
 mod files;
 mod fingerprint;
 mod fusion;
-pub mod json;
 pub mod train;
+
+/// JSON deserialization whose errors name the field at fault (model cards, configs, requests).
+pub use ansel_data::json;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic};

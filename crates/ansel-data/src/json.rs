@@ -1,8 +1,7 @@
 //! JSON deserialization whose errors name the field at fault.
 //!
 //! serde_json reports a wrong type as "invalid type: string \"x\", expected u64" without saying
-//! where, once a document has been parsed into a [`Value`] (model cards, a card's `config`,
-//! request bodies). [`from_value`] finds the field by taking the document's members away one at
+//! where (SelQA and SQuAD records, model cards, a card's `config`, request bodies). [`from_value`] finds the field by taking the document's members away one at
 //! a time: the member whose absence changes the error is the one at fault, and the search goes
 //! on inside it.
 
