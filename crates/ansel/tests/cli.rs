@@ -289,6 +289,18 @@ fn bad_inputs_are_errors_that_name_the_file_and_field() {
         &["--top must be at least 1"],
     );
     fails(
+        &[
+            "eqag-latency",
+            "--model",
+            &model,
+            "--data",
+            &good,
+            "--limit",
+            "0",
+        ],
+        &["--limit must be at least 1"],
+    );
+    fails(
         &["ask", "--index", &path("no-index"), "who"],
         &["no-index: no ansel index here"],
     );

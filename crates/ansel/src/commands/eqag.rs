@@ -595,6 +595,9 @@ fn summary(mut v: Vec<f64>) -> serde_json::Value {
 }
 
 pub fn latency(args: LatencyArgs) -> Result<()> {
+    if args.limit == 0 {
+        bail!("--limit must be at least 1");
+    }
     ansel_torch::init(args.threads, 0);
     let mut questions = args.data.read_some()?;
     questions.retain(|q| q.positives() > 0);
