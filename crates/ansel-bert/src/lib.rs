@@ -62,9 +62,11 @@ pub fn card_settings<T: serde::de::DeserializeOwned>(
     dir: &Path,
     card: &ansel_model::ModelCard,
 ) -> Result<T> {
-    serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
-        path: dir.join(ansel_model::CARD_FILE),
-        message: format!("field `config`: {e}"),
+    ansel_model::json::from_value(card.config.clone(), "config").map_err(|message| {
+        ModelError::Format {
+            path: dir.join(ansel_model::CARD_FILE),
+            message,
+        }
     })
 }
 

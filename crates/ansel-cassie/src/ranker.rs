@@ -60,10 +60,10 @@ pub struct Explanation {
 impl CassieRanker {
     pub fn load(dir: &Path, card: &ModelCard) -> Result<CassieRanker> {
         let card_path = dir.join(ansel_model::CARD_FILE);
-        let settings: CassieSettings =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+        let settings: CassieSettings = ansel_model::json::from_value(card.config.clone(), "config")
+            .map_err(|message| ModelError::Format {
                 path: card_path.clone(),
-                message: format!("field `config`: {e}"),
+                message,
             })?;
         let base = dir.join(&settings.base);
         if !base.join("model.safetensors").is_file() {

@@ -6,6 +6,7 @@
 
 mod error;
 mod format;
+pub mod json;
 mod model;
 pub mod readers;
 mod shuffle;

@@ -109,10 +109,10 @@ impl EfficientRanker {
 
     /// Loads a model directory written by [`crate::train`].
     pub fn load(dir: &Path, card: &ModelCard) -> Result<EfficientRanker> {
-        let config: ModelConfig =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+        let config: ModelConfig = ansel_model::json::from_value(card.config.clone(), "config")
+            .map_err(|message| ModelError::Format {
                 path: dir.join(CARD_FILE),
-                message: format!("field `config`: {e}"),
+                message,
             })?;
         let vocab = Vocabulary::read(dir)?;
         if vocab.len() != config.vocab_size {

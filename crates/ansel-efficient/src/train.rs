@@ -146,8 +146,8 @@ impl TrainOptions {
             message,
         };
         let architecture: Architecture = card.kind.parse().map_err(bad)?;
-        let config: ModelConfig = serde_json::from_value(card.config.clone())
-            .map_err(|e| bad(format!("model.json field `config`: {e}")))?;
+        let config: ModelConfig = ansel_model::json::from_value(card.config.clone(), "config")
+            .map_err(|e| bad(format!("model.json {e}")))?;
         let training = card.training.as_ref().ok_or_else(|| {
             bad("model.json has no `training` record: its recipe is unknown".into())
         })?;

@@ -657,8 +657,8 @@ impl Eqag {
             path: dir.join(file),
             message,
         };
-        let config: EqagConfig = serde_json::from_value(card.config.clone())
-            .map_err(|e| format(ansel_model::CARD_FILE, format!("field `config`: {e}")))?;
+        let config: EqagConfig = ansel_model::json::from_value(card.config.clone(), "config")
+            .map_err(|message| format(ansel_model::CARD_FILE, message))?;
         let read = |file: &str| {
             std::fs::read(dir.join(file)).map_err(|e| ModelError::io(dir.join(file), e))
         };
@@ -869,10 +869,10 @@ impl EqagRanker {
 
     /// Where the base ranker of a card lives: a directory relative to `dir`, or a built-in name.
     pub fn base_spec(dir: &Path, card: &ModelCard) -> Result<String> {
-        let config: EqagConfig =
-            serde_json::from_value(card.config.clone()).map_err(|e| ModelError::Format {
+        let config: EqagConfig = ansel_model::json::from_value(card.config.clone(), "config")
+            .map_err(|message| ModelError::Format {
                 path: dir.join(ansel_model::CARD_FILE),
-                message: format!("field `config`: {e}"),
+                message,
             })?;
         Ok(if config.base_is_dir {
             dir.join(&config.base).display().to_string()

@@ -120,8 +120,11 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Document>, IndexError> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let record: JsonDocument = serde_json::from_slice(raw)
-            .map_err(|e| IndexError::malformed(path, line, e.to_string()))?;
+        // Syntax, then the fields: the error names the field at fault (`field `text`: ...`).
+        let record: JsonDocument = serde_json::from_slice::<serde_json::Value>(raw)
+            .map_err(|e| e.to_string())
+            .and_then(|value| ansel_data::json::from_value(value, ""))
+            .map_err(|message| IndexError::malformed(path, line, message))?;
         let id = record
             .id
             .unwrap_or_else(|| format!("{}:{line}", path.display()));
@@ -168,6 +171,22 @@ mod tests {
         std::fs::write(&path, "{\"text\": \"Hi.\", \"body\": 1}\n").unwrap();
         let err = read_file(&path, "docs.jsonl").unwrap_err().to_string();
         assert!(err.contains("unknown field `body`"), "{err}");
+        std::fs::write(
+            &path,
+            "{\"text\": \"Hi.\"}\n{\"id\": 5, \"text\": \"Hi.\"}\n",
+        )
+        .unwrap();
+        let err = read_file(&path, "docs.jsonl").unwrap_err().to_string();
+        assert!(
+            err.contains("docs.jsonl:2: field `id`: invalid type: integer `5`"),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"title\": \"T\", \"text\": [\"Hi.\"]}\n").unwrap();
+        let err = read_file(&path, "docs.jsonl").unwrap_err().to_string();
+        assert!(
+            err.contains("docs.jsonl:1: field `text`: invalid type"),
+            "{err}"
+        );
         std::fs::write(&path, "{\"text\": \"Hi.\"}\n").unwrap();
         let docs = read_file(&path, "docs.jsonl").unwrap();
         assert_eq!(docs[0].id, format!("{}:1", path.display()));

@@ -59,10 +59,14 @@ impl ModelCard {
     pub fn read(dir: &Path) -> Result<ModelCard> {
         let path = dir.join(CARD_FILE);
         let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
-            path: path.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })
+        // Syntax first (serde's message ends with the line and column), then the fields, whose
+        // errors name the field at fault (`field `training.seed`: invalid type ...`).
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| ModelError::Format {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+        crate::json::from_value(value, "").map_err(|message| ModelError::Format { path, message })
     }
 
     pub fn write(&self, dir: &Path) -> Result<()> {
@@ -89,7 +93,21 @@ mod tests {
         std::fs::write(dir.path().join(CARD_FILE), "{\"kind\": 3}").unwrap();
         let err = ModelCard::read(dir.path()).unwrap_err().to_string();
         assert!(
-            err.contains("model.json") && err.contains("line 1"),
+            err.contains("model.json") && err.contains("field `kind`: invalid type: integer `3`"),
+            "{err}"
+        );
+        std::fs::write(dir.path().join(CARD_FILE), "{\n\"kind\": \"x\",\n").unwrap();
+        let err = ModelCard::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("model.json") && err.contains("line 3"),
+            "{err}"
+        );
+        let mut value = serde_json::to_value(&card).unwrap();
+        value["training"]["seed"] = serde_json::json!("seven");
+        std::fs::write(dir.path().join(CARD_FILE), value.to_string()).unwrap();
+        let err = ModelCard::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("model.json") && err.contains("field `training.seed`: invalid type"),
             "{err}"
         );
     }

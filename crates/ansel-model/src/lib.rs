@@ -17,6 +17,9 @@ mod fingerprint;
 mod fusion;
 pub mod train;
 
+/// JSON deserialization whose errors name the field at fault (model cards, configs, requests).
+pub use ansel_data::json;
+
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic};
 pub use fingerprint::Fingerprint;

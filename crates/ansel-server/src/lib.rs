@@ -310,14 +310,25 @@ fn parse_body<T: serde::de::DeserializeOwned>(
             ApiError::new(rejection.status(), "Validation", rejection.body_text())
         }
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        let status = if e.is_data() {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        ApiError::new(status, "Validation", format!("invalid JSON body: {e}"))
-    })
+    // Syntax first (400), then the fields (422), whose errors name the field at fault.
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "Validation",
+            format!("invalid JSON body: {e}"),
+        )
+    })?;
+    let invalid = |message: String| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Validation",
+            format!("invalid JSON body: {message}"),
+        )
+    };
+    if !value.is_object() {
+        return Err(invalid("expected a JSON object".to_string()));
+    }
+    ansel_model::json::from_value(value, "").map_err(invalid)
 }
 
 /// Waits for a queued job within the request's time limit.

@@ -120,6 +120,17 @@ async fn limits_and_bad_input_get_json_errors() {
         ),
         (r#"{"query": "q", "texts": ["a"#, 400, "invalid JSON body"),
         (r#"{"query": "q"}"#, 422, "missing field `texts`"),
+        (
+            r#"{"query": "q", "texts": ["a", 2]}"#,
+            422,
+            "field `texts[1]`: invalid type: integer `2`, expected a string",
+        ),
+        (
+            r#"{"query": "q", "texts": ["a"], "raw_scores": "yes"}"#,
+            422,
+            "field `raw_scores`: invalid type: string",
+        ),
+        (r#"["q", ["a"]]"#, 422, "expected a JSON object"),
         (r#"{"query": "q", "texts": []}"#, 422, "`texts` is empty"),
         (r#"{"query": " ", "texts": ["a"]}"#, 422, "`query` is empty"),
     ];
@@ -145,6 +156,10 @@ async fn limits_and_bad_input_get_json_errors() {
             "`top_k` must be between 1 and 50",
         ),
         (r#"{"question": "bees", "k": 2}"#, "unknown field `k`"),
+        (
+            r#"{"question": "bees", "top_k": "three"}"#,
+            "field `top_k`: invalid type: string",
+        ),
         (r#"{"question": ""}"#, "`question` is empty"),
     ] {
         let (status, text) = call(&state, "POST", "/ask", body).await;

@@ -111,6 +111,9 @@ pub fn model_dir(spec: &str) -> Result<PathBuf> {
 /// `corpus` supplies term statistics to lexical models.
 pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     if spec.contains('+') && !Path::new(spec).exists() {
+        if spec.split('+').any(|member| member.trim().is_empty()) {
+            bail!("model {spec:?}: a fusion joins model names with single `+` signs (e.g. {DEFAULT_MODEL}); one of its names is empty");
+        }
         let members = spec
             .split('+')
             .map(|member| resolve_one(member.trim(), corpus))
@@ -143,6 +146,13 @@ fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
                 )
             })?;
         return load(dir, &card).with_context(|| format!("cannot load model {spec}"));
+    }
+    if path.is_file() {
+        bail!(
+            "model {spec:?} is a file; a model is a built-in name ({}) or a directory holding {}",
+            ansel_lexical::NAMES.join(", "),
+            ansel_model::CARD_FILE
+        );
     }
     let searched: Vec<String> = model_folders()
         .iter()

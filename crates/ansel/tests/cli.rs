@@ -151,11 +151,159 @@ fn malformed_data_names_file_line_and_field() {
     );
     std::fs::write(
         &data,
-        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n",
+        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\nQ1\tq\tD1\tT\tD1-0\ts\t1\n",
     )
     .unwrap();
     let out = ansel(&["eval", "--data", data.to_str().unwrap(), "--model", "nope"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown model \"nope\""));
+}
+
+/// Each bad input a newcomer may hand the CLI gets an error that names the file (and the line
+/// or field where there is one), never a panic nor a table of zeros.
+#[test]
+fn bad_inputs_are_errors_that_name_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let good = path("good.jsonl");
+    std::fs::write(
+        &good,
+        r#"{"id": "q1", "question": "who wrote hamlet", "candidates": [{"text": "Shakespeare wrote Hamlet", "label": 1}, {"text": "Paris is big", "label": 0}]}"#,
+    )
+    .unwrap();
+    let fails = |args: &[&str], expected: &[&str]| {
+        let out = ansel(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        for text in expected {
+            assert!(stderr.contains(text), "{args:?}: no {text:?} in {stderr}");
+        }
+    };
+    // Empty data, and a WikiQA header without rows: no questions, said so with the file.
+    std::fs::write(path("empty.jsonl"), "").unwrap();
+    std::fs::write(
+        path("header.tsv"),
+        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n",
+    )
+    .unwrap();
+    for data in ["empty.jsonl", "header.tsv"] {
+        let data = path(data);
+        fails(
+            &["eval", "--data", &data, "--model", "wo"],
+            &[&data, "no questions for --data"],
+        );
+        fails(
+            &["bench", "--data", &data, "--model", "wo", "--repeat", "1"],
+            &[&data, "no questions"],
+        );
+    }
+    let empty = path("empty.jsonl");
+    let out = path("never-written");
+    fails(
+        &[
+            "train",
+            "--model",
+            "cosinenet",
+            "--train",
+            &good,
+            "--dev",
+            &empty,
+            "--out",
+            &out,
+        ],
+        &[&empty, "no questions for --dev"],
+    );
+    assert!(!Path::new(&out).exists());
+    // Wrong column count, wrong JSON type: file, line and field.
+    std::fs::write(
+        path("short.tsv"),
+        "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\nQ1\tq\tD1\tT\n",
+    )
+    .unwrap();
+    fails(
+        &["rank", "--data", &path("short.tsv")],
+        &["short.tsv:2: expected 7 tab-separated fields, found 4"],
+    );
+    std::fs::write(
+        path("type.jsonl"),
+        "{\"question\": 5, \"candidates\": [\"a\"]}\n",
+    )
+    .unwrap();
+    fails(
+        &["eval", "--data", &path("type.jsonl"), "--model", "wo"],
+        &["type.jsonl:1: field `question`: invalid type: integer `5`"],
+    );
+    fails(
+        &["eval", "--data", &path("missing.tsv"), "--model", "wo"],
+        &["missing.tsv", "No such file"],
+    );
+    // Model directories: no card, a card field of the wrong type, a config field of the
+    // wrong type, a fusion with an empty member, a file given as a model.
+    let model = path("model");
+    std::fs::create_dir(&model).unwrap();
+    fails(
+        &["eval", "--data", &good, "--model", &model],
+        &["model/model.json", "No such file"],
+    );
+    std::fs::write(path("model/model.json"), r#"{"kind": 3, "name": "m"}"#).unwrap();
+    fails(
+        &["rank", "--data", &good, "--model", &model],
+        &[
+            "model/model.json",
+            "field `kind`: invalid type: integer `3`",
+        ],
+    );
+    let card = std::fs::read_to_string(root().join("models/cosinenet-wikiqa/model.json")).unwrap();
+    let mut card: serde_json::Value = serde_json::from_str(&card).unwrap();
+    card["config"]["dropout"] = serde_json::json!("half");
+    std::fs::write(path("model/model.json"), card.to_string()).unwrap();
+    fails(
+        &["eval", "--data", &good, "--model", &model],
+        &[
+            "model/model.json",
+            "field `config.dropout`: invalid type: string \"half\"",
+        ],
+    );
+    fails(
+        &["eval", "--data", &good, "--model", "wo+"],
+        &["\"wo+\"", "one of its names is empty"],
+    );
+    fails(
+        &["eval", "--data", &good, "--model", &good],
+        &["good.jsonl\" is a file", "model.json"],
+    );
+    // Documents and questions for the index.
+    std::fs::write(
+        path("docs.jsonl"),
+        "{\"id\": 5, \"text\": \"Bees make honey.\"}\n",
+    )
+    .unwrap();
+    let index = path("index");
+    fails(
+        &["index", "--index", &index, &path("docs.jsonl")],
+        &["docs.jsonl:1: field `id`: invalid type: integer `5`"],
+    );
+    fails(&["ask", "--index", &index, " "], &["the question is empty"]);
+    fails(
+        &["ask", "--index", &index, "--top", "0", "who"],
+        &["--top must be at least 1"],
+    );
+    fails(
+        &[
+            "eqag-latency",
+            "--model",
+            &model,
+            "--data",
+            &good,
+            "--limit",
+            "0",
+        ],
+        &["--limit must be at least 1"],
+    );
+    fails(
+        &["ask", "--index", &path("no-index"), "who"],
+        &["no-index: no ansel index here"],
+    );
 }
 
 #[test]

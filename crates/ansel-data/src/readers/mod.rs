@@ -50,10 +50,10 @@ pub(crate) fn json_records<'a, T: Deserialize<'a>>(
 
 /// Parses one element of a larger JSON document on its own, so that errors
 /// carry the line inside the element rather than after it.
-pub(crate) fn parse_element<'a, T: Deserialize<'a>>(
+pub(crate) fn parse_element<T: de::DeserializeOwned>(
     path: &Path,
     whole: &[u8],
-    element: &'a serde_json::value::RawValue,
+    element: &serde_json::value::RawValue,
 ) -> Result<T, DataError> {
     let offset = (element.get().as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
     let lines_before = whole
@@ -65,9 +65,21 @@ pub(crate) fn parse_element<'a, T: Deserialize<'a>>(
         // point at the line where the element starts.
         if let DataError::Malformed { location, .. } = &mut err {
             location.line.get_or_insert(lines_before + 1);
+            // serde names no field for a wrong type ("invalid type: string ..."): find it.
+            if location.field.is_none() && e.is_data() {
+                location.field = field_at_fault::<T>(element.get());
+            }
         }
         err
     })
+}
+
+/// The key path of the field that makes `json` fail to deserialize as `T` (e.g. `qas[0].id`).
+fn field_at_fault<T: de::DeserializeOwned>(json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    let message = crate::json::from_value::<T>(value, "").err()?;
+    let rest = message.strip_prefix("field `")?;
+    Some(rest[..rest.find('`')?].to_string())
 }
 
 /// A visitor for one field: its errors read "field `F`: expected E, found T",

@@ -106,6 +106,15 @@ mod tests {
         crate::readers::testing::assert_error_at(parse, text, 2, "answers");
     }
 
+    #[test]
+    fn wrong_type_names_line_and_field() {
+        let text = "[\n{\"question\": \"q\", \"candidates\": [\"a\"], \"answers\": [0]},\n{\"question\": \"q\", \"candidates\": \"a\", \"answers\": [0]}\n]";
+        crate::readers::testing::assert_error_at(parse, text, 3, "candidates");
+        let text = "[{\"question\": \"q\", \"candidates\": [\"a\", 2], \"answers\": [0]}]";
+        let shown = crate::readers::testing::assert_error_at(parse, text, 1, "candidates[1]");
+        assert!(shown.contains("invalid type: integer `2`"), "{shown}");
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(

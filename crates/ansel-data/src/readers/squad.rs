@@ -175,6 +175,12 @@ mod tests {
         crate::readers::testing::assert_error_at(parse, text, 2, "answer_start");
     }
 
+    #[test]
+    fn wrong_type_names_line_and_field() {
+        let text = "{\"data\": [{\"title\": \"T\", \"paragraphs\": [\n{\"context\": \"Short.\", \"qas\": [{\"id\": 7, \"question\": \"q\",\n\"answers\": []}]}\n]}]}";
+        crate::readers::testing::assert_error_at(parse, text, 2, "qas[0].id");
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in crate::readers::testing::inputs(FIXTURE)) {

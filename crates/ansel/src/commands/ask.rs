@@ -35,9 +35,18 @@ pub fn run(args: AskArgs) -> Result<()> {
                 .with_context(|| format!("cannot load --extract {}", dir.display()))
         })
         .transpose()?;
+    let question = args.question.join(" ");
+    if args.top == 0 {
+        anyhow::bail!("--top must be at least 1");
+    }
+    if question.trim().is_empty() {
+        anyhow::bail!(
+            "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"
+        );
+    }
     let answerer = args.cascade.answerer()?;
     let answers = answerer.ask(&Ask {
-        question: args.question.join(" "),
+        question,
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
     })?;

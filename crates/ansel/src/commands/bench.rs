@@ -22,7 +22,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    let questions = args.data.read()?;
+    let questions = args.data.read_some()?;
     let model = models::resolve(&args.model, &questions)?;
     let pairs: usize = questions.iter().map(|q| q.candidates.len()).sum();
     model.score_all(&questions)?;

@@ -644,7 +644,7 @@ pub fn explain(args: ExplainArgs) -> Result<()> {
     }
     let ranker = CassieRanker::load(&args.model, &card)
         .with_context(|| format!("cannot load model {}", args.model.display()))?;
-    let questions = args.data.read()?;
+    let questions = args.data.read_some()?;
     let mut found = false;
     for q in &questions {
         if args.question.as_ref().is_some_and(|id| *id != q.id) {

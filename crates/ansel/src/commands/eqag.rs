@@ -595,8 +595,11 @@ fn summary(mut v: Vec<f64>) -> serde_json::Value {
 }
 
 pub fn latency(args: LatencyArgs) -> Result<()> {
+    if args.limit == 0 {
+        bail!("--limit must be at least 1");
+    }
     ansel_torch::init(args.threads, 0);
-    let mut questions = args.data.read()?;
+    let mut questions = args.data.read_some()?;
     questions.retain(|q| q.positives() > 0);
     questions.truncate(args.limit);
     if questions.is_empty() {

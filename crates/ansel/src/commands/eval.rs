@@ -25,7 +25,7 @@ pub struct EvalArgs {
 }
 
 pub fn run(args: EvalArgs) -> Result<()> {
-    let questions = args.data.read()?;
+    let questions = args.data.read_some()?;
     let filter = if args.clean {
         Filter::Clean
     } else {

@@ -50,6 +50,9 @@ struct Report {
 /// how high the first sentence containing the expected answer ranks, and how
 /// long each question took end to end (retrieval, pruning, reranking).
 pub fn run(args: EvalAskArgs) -> Result<()> {
+    if args.top == 0 {
+        bail!("--top must be at least 1");
+    }
     let labelled = read_labelled(&args.questions)?;
     let answerer = args.cascade.answerer()?;
     let mut reciprocal_ranks = Vec::new();
@@ -107,8 +110,10 @@ pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
         if line.trim().is_empty() {
             continue;
         }
-        let item: Labelled =
-            serde_json::from_str(line).with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        let item: Labelled = serde_json::from_str::<serde_json::Value>(line)
+            .map_err(|e| e.to_string())
+            .and_then(|value| ansel_model::json::from_value(value, ""))
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
         if item.answer.trim().is_empty() {
             bail!("{}:{}: field `answer`: empty", path.display(), i + 1);
         }

@@ -385,7 +385,7 @@ mod tests {
         );
         assert!(err.contains(&spec), "{err}");
         assert!(
-            err.contains("line 1") && err.contains("missing field `name`"),
+            err.contains(CARD_FILE) && err.contains("missing field `name`"),
             "{err}"
         );
     }

@@ -127,6 +127,8 @@ impl TrainArgs {
     pub fn read_splits(&self) -> Result<(Vec<ansel_data::Question>, Vec<ansel_data::Question>)> {
         let train = ansel_data::read_path(&self.train, None).context("cannot read --train data")?;
         let dev = ansel_data::read_path(&self.dev, None).context("cannot read --dev data")?;
+        super::require_questions(&train, &self.train, "--train")?;
+        super::require_questions(&dev, &self.dev, "--dev")?;
         Ok((train, dev))
     }
 }
