@@ -111,6 +111,21 @@ fn documents_added_later_join_the_index_and_replace_their_old_versions() {
     let text = succeed(&["ask", "--index", &index, "Where were kites invented?"]);
     assert!(text.contains(">> Kites fly."), "{text}");
     assert!(!text.contains("silk"), "the old version is gone: {text}");
+
+    // Emptied, the document is said to have no sentences and its old version leaves the index.
+    std::fs::write(extra.join("kites.md"), "").unwrap();
+    let output = ansel(&["index", "--index", &index, extra.to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("indexed 0 documents"), "{stdout}");
+    assert!(stdout.contains("now holds 22 documents"), "{stdout}");
+    assert!(
+        stderr.contains("kites.md: no sentences, nothing indexed"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -31,9 +31,15 @@ pub fn run(args: IndexArgs) -> Result<()> {
     let bar = ProgressBar::new(documents.len() as u64).with_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} documents, {msg} [{elapsed}]",
     )?);
-    let mut sentences = 0usize;
+    let (mut sentences, mut empty) = (0usize, 0usize);
     for (i, document) in documents.iter().enumerate() {
-        sentences += writer.add(document)?;
+        let added = writer.add(document)?;
+        if added == 0 {
+            // Nothing to search in it (a former version of the same id is removed all the same).
+            bar.suspend(|| eprintln!("document {}: no sentences, nothing indexed", document.id));
+            empty += 1;
+        }
+        sentences += added;
         bar.inc(1);
         bar.set_message(format!("{sentences} sentences"));
         let done = i + 1;
@@ -50,7 +56,7 @@ pub fn run(args: IndexArgs) -> Result<()> {
     let stats = index.stats()?;
     println!(
         "indexed {} documents, {sentences} sentences in {:.2} s; {} now holds {} documents, {} sentences",
-        documents.len(),
+        documents.len() - empty,
         start.elapsed().as_secs_f64(),
         args.index.display(),
         stats.documents,
