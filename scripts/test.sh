@@ -15,3 +15,5 @@ cargo fmt --all -- --check
 cargo clippy -q --release --all-targets -- -D warnings
 bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxruntime.so (idempotent)
 cargo test -q --release --workspace
+# The README's command lines name real subcommands and flags (the tests above built the binary).
+python3 scripts/check-readme-commands.py
