@@ -338,20 +338,28 @@ impl Ranker for OnnxRanker {
         Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
     }
 
+    /// Each question's pairs are batched among themselves: an int8 graph quantizes activations
+    /// with one scale per tensor, so a pair's score would otherwise depend on the other
+    /// questions scored beside it (another eval subset, or other requests batched by `serve`).
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
-        let mut items = Vec::new();
-        for q in questions {
-            for c in &q.candidates {
-                items.push(encode_candidate(
-                    &self.tokenizer,
-                    q,
-                    c,
-                    self.settings.encoder.input,
-                    self.settings.encoder.max_len,
-                )?);
-            }
-        }
-        let flat = self.score_pairs(&items)?;
-        Ok(ansel_model::per_question(questions, &flat))
+        questions
+            .iter()
+            .map(|q| {
+                let items = q
+                    .candidates
+                    .iter()
+                    .map(|c| {
+                        encode_candidate(
+                            &self.tokenizer,
+                            q,
+                            c,
+                            self.settings.encoder.input,
+                            self.settings.encoder.max_len,
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                self.score_pairs(&items)
+            })
+            .collect()
     }
 }

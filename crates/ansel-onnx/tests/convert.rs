@@ -116,6 +116,19 @@ fn fp32_and_int8_graphs_score_like_the_tch_model() {
         d < 0.1 * spread,
         "int8 graph vs tch: max abs diff {d} (spread {spread})"
     );
+    // A question scores the same whatever is scored beside it: int8 activations get one scale
+    // per batch, so batches never mix questions.
+    let mut other = question();
+    other.id = "other".into();
+    for c in &mut other.candidates {
+        c.text = format!(
+            "{} and a much longer sentence with many more words than before",
+            c.text
+        );
+    }
+    let int8_ranker = load_onnx(&int8_dir);
+    let together = int8_ranker.score_all(&[other, question()]).unwrap();
+    assert_eq!(together[1], int8, "scored beside another question");
     // Only the fp32 export's scores stand for the source's (cached base scores, EQAG).
     assert_eq!(fp32_source(&fp32_dir), Some(src.clone()));
     assert_eq!(fp32_source(&int8_dir), None);
