@@ -13,6 +13,26 @@ use serde_json::Value;
 /// a missing field is reported at the object that lacks it); an error at the top of the document
 /// is serde's message, prefixed by `field `PREFIX`: ` when a prefix is given.
 pub fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, String> {
+    deserialize(value, prefix).map_err(|(field, message)| {
+        if field.is_empty() {
+            message
+        } else {
+            format!("field `{field}`: {message}")
+        }
+    })
+}
+
+/// The key path of the field that makes `value` fail to deserialize as `T` (e.g. `qas[0].id`);
+/// `None` when it deserializes, or when the error is at the top of the document.
+pub fn field_at_fault<T: DeserializeOwned>(value: Value) -> Option<String> {
+    deserialize::<T>(value, "")
+        .err()
+        .map(|(field, _)| field)
+        .filter(|field| !field.is_empty())
+}
+
+/// `T`, or the path of the field at fault under `prefix` and serde's message.
+fn deserialize<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = match (prefix, path.as_str()) {
@@ -21,12 +41,7 @@ pub fn from_value<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, 
             (prefix, path) if path.starts_with('[') => format!("{prefix}{path}"),
             (prefix, path) => format!("{prefix}.{path}"),
         };
-        let message = e.into_inner().to_string();
-        if field.is_empty() {
-            message
-        } else {
-            format!("field `{field}`: {message}")
-        }
+        (field, e.into_inner().to_string())
     })
 }
 

@@ -67,19 +67,13 @@ pub(crate) fn parse_element<T: de::DeserializeOwned>(
             location.line.get_or_insert(lines_before + 1);
             // serde names no field for a wrong type ("invalid type: string ..."): find it.
             if location.field.is_none() && e.is_data() {
-                location.field = field_at_fault::<T>(element.get());
+                location.field = serde_json::from_str(element.get())
+                    .ok()
+                    .and_then(crate::json::field_at_fault::<T>);
             }
         }
         err
     })
-}
-
-/// The key path of the field that makes `json` fail to deserialize as `T` (e.g. `qas[0].id`).
-fn field_at_fault<T: de::DeserializeOwned>(json: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let message = crate::json::from_value::<T>(value, "").err()?;
-    let rest = message.strip_prefix("field `")?;
-    Some(rest[..rest.find('`')?].to_string())
 }
 
 /// A visitor for one field: its errors read "field `F`: expected E, found T",
