@@ -93,7 +93,8 @@ impl WordVectors {
             })
             .collect();
         let dim = self.dim;
-        let mut data = self.data.clone();
+        let mut table = self.clone();
+        let data = &mut table.data;
         let mut mean = vec![0f32; dim];
         for _ in 0..iterations {
             for (row, neighbours) in &graph {
@@ -115,8 +116,6 @@ impl WordVectors {
             }
         }
         let changed = if iterations == 0 { 0 } else { graph.len() };
-        let mut table = self.clone();
-        table.data = data;
         (table, changed)
     }
 }
