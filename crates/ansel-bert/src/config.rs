@@ -24,6 +24,12 @@ pub struct BertConfig {
     pub layer_norm_eps: f64,
     #[serde(default)]
     pub model_type: Option<String>,
+    /// MPNet: buckets of the relative position bias shared by every layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_attention_num_buckets: Option<i64>,
+    /// RoBERTa-style position ids start after this id (MPNet: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pad_token_id: Option<i64>,
 }
 
 fn default_act() -> String {
@@ -60,12 +66,7 @@ impl BertConfig {
 
     /// Rejects configurations the encoder cannot run.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if let Some(t) = self.model_type.as_deref().filter(|t| *t != "bert") {
-            // Only BERT's parameter layout is implemented.
-            return Err(format!(
-                "field `model_type`: {t:?} is not supported (only \"bert\" models)"
-            ));
-        }
+        crate::family::of(self)?;
         if !matches!(self.hidden_act.as_str(), "gelu" | "gelu_new" | "relu") {
             return Err(format!(
                 "field `hidden_act`: {:?} is not supported (gelu, gelu_new, relu)",
@@ -110,6 +111,14 @@ impl BertConfig {
             type_vocab_size: 2,
             layer_norm_eps: 1e-12,
             model_type: Some("bert".into()),
+            relative_attention_num_buckets: None,
+            pad_token_id: None,
         }
+    }
+
+    /// The encoder family `model_type` names (BERT when absent); [`BertConfig::check`] refuses
+    /// the others, so this holds for every config read.
+    pub fn family(&self) -> &'static dyn crate::EncoderFamily {
+        crate::family::of(self).unwrap_or(&crate::family::bert::Bert)
     }
 }

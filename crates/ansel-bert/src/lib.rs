@@ -21,6 +21,7 @@
 pub mod bi_encoder;
 pub mod bi_train;
 mod config;
+pub mod family;
 mod model;
 mod plot;
 mod ranker;
@@ -35,7 +36,8 @@ pub use bi_encoder::{
     BiEncoder, BiEncoderRanker, BiEncoderSettings, Scoring, SentenceVectors, BI_KIND,
 };
 pub use config::BertConfig;
-pub use model::{parameter_shapes, Batch, CrossEncoder};
+pub use family::{EncoderFamily, PairLayout};
+pub use model::{parameter_shapes, relative_buckets, Batch, CrossEncoder};
 pub use plot::training_svg;
 pub use ranker::{
     cls_encoded, encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND,
@@ -53,7 +55,7 @@ use std::path::{Path, PathBuf};
 pub fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<String>)> {
     let config = BertConfig::read(&dir.join("config.json"))?;
     let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;
-    let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+    let tokenizer = PairTokenizer::read_for(&dir.join("tokenizer.json"), model.family().layout())?;
     Ok((model, tokenizer, initialised))
 }
 

@@ -1,4 +1,5 @@
-use crate::{BertConfig, Encoded};
+pub use crate::family::parameter_shapes;
+use crate::{BertConfig, Encoded, EncoderFamily};
 use ansel_model::{ModelError, Result};
 use ansel_torch::tch::{self, Device, Kind, Tensor};
 use std::collections::BTreeMap;
@@ -71,18 +72,21 @@ struct Layer {
     out_norm: Norm,
 }
 
-/// A BERT encoder with BERT's pooler and a one-logit classification head on the pooled
-/// `[CLS]` output (Hugging Face `BertForSequenceClassification` with `num_labels = 1`).
+/// A BERT-shaped encoder of any [`EncoderFamily`] with BERT's pooler and a one-logit
+/// classification head on the pooled first token (Hugging Face `BertForSequenceClassification`
+/// with `num_labels = 1`; for MPNet, `MPNetForSequenceClassification`'s head, the same computation).
 ///
-/// Parameters carry Hugging Face names (`embeddings.word_embeddings.weight`,
+/// Parameters carry canonical names, BERT's Hugging Face names (`embeddings.word_embeddings.weight`,
 /// `encoder.layer.0.attention.self.query.weight`, ..., `pooler.dense.weight`,
-/// `classifier.weight`) so that weights load from and save to HF safetensors files.
+/// `classifier.weight`); the family maps them to its checkpoints' names when loading and saving.
 pub struct CrossEncoder {
     pub config: BertConfig,
+    family: &'static dyn EncoderFamily,
     params: BTreeMap<String, Tensor>,
     word: Tensor,
     position: Tensor,
-    token_type: Tensor,
+    token_type: Option<Tensor>,
+    relative_bias: Option<Tensor>,
     emb_norm: Norm,
     layers: Vec<Layer>,
     pooler: Linear,
@@ -92,51 +96,15 @@ pub struct CrossEncoder {
 /// The token-type (segment) embedding table's parameter name.
 pub(crate) const TOKEN_TYPES: &str = "embeddings.token_type_embeddings.weight";
 
-/// Every parameter name and shape of a BERT cross-encoder with `config` (Hugging Face names,
-/// pooler and one-logit classifier included).
-pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
-    let h = c.hidden_size;
-    let mut v: Vec<(String, Vec<i64>)> = vec![
-        (
-            "embeddings.word_embeddings.weight".into(),
-            vec![c.vocab_size, h],
-        ),
-        (
-            "embeddings.position_embeddings.weight".into(),
-            vec![c.max_position_embeddings, h],
-        ),
-        (TOKEN_TYPES.into(), vec![c.type_vocab_size, h]),
-        ("embeddings.LayerNorm.weight".into(), vec![h]),
-        ("embeddings.LayerNorm.bias".into(), vec![h]),
-    ];
-    for i in 0..c.num_hidden_layers {
-        let p = format!("encoder.layer.{i}");
-        for (name, out, inp) in [
-            ("attention.self.query", h, h),
-            ("attention.self.key", h, h),
-            ("attention.self.value", h, h),
-            ("attention.output.dense", h, h),
-            ("intermediate.dense", c.intermediate_size, h),
-            ("output.dense", h, c.intermediate_size),
-        ] {
-            v.push((format!("{p}.{name}.weight"), vec![out, inp]));
-            v.push((format!("{p}.{name}.bias"), vec![out]));
-        }
-        for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
-            v.push((format!("{p}.{name}.weight"), vec![h]));
-            v.push((format!("{p}.{name}.bias"), vec![h]));
-        }
-    }
-    v.push(("pooler.dense.weight".into(), vec![h, h]));
-    v.push(("pooler.dense.bias".into(), vec![h]));
-    v.push(("classifier.weight".into(), vec![1, h]));
-    v.push(("classifier.bias".into(), vec![1]));
-    v
-}
+/// The relative position bias table's parameter name (MPNet).
+pub(crate) const RELATIVE_BIAS: &str = "encoder.relative_attention_bias.weight";
 
-/// Maps names of other BERT checkpoints onto ours (`bert.` prefix, old gamma/beta names).
-fn canonical_name(name: &str) -> String {
-    let name = name.strip_prefix("bert.").unwrap_or(name);
+/// Strips a checkpoint name's model prefix (`bert.`, `mpnet.`, `model.`) and old gamma/beta names.
+fn canonical_name(name: &str, family: &dyn EncoderFamily) -> String {
+    let name = name
+        .strip_prefix(family.model_type())
+        .and_then(|n| n.strip_prefix('.'))
+        .unwrap_or(name);
     let name = name.strip_prefix("model.").unwrap_or(name);
     name.replace("LayerNorm.gamma", "LayerNorm.weight")
         .replace("LayerNorm.beta", "LayerNorm.bias")
@@ -168,14 +136,19 @@ impl CrossEncoder {
             path: weights.to_path_buf(),
             message: e.to_string(),
         })?;
+        let family = config.family();
         let mut found: BTreeMap<String, Tensor> = file
             .into_iter()
-            .map(|(name, t)| (canonical_name(&name), t))
+            .map(|(name, t)| (canonical_name(&name, family), t))
             .collect();
         let mut params = BTreeMap::new();
         let mut initialised = Vec::new();
         for (name, shape) in parameter_shapes(&config) {
-            let tensor = match found.remove(&name) {
+            let stored = family
+                .checkpoint_names(&name)
+                .iter()
+                .find_map(|n| found.remove(n));
+            let tensor = match stored {
                 Some(t) => {
                     if t.size() != shape {
                         return Err(ModelError::Format {
@@ -237,10 +210,16 @@ impl CrossEncoder {
                 out_norm: norm(&format!("{p}.output.LayerNorm"))?,
             });
         }
+        let family = config.family();
         Ok(CrossEncoder {
+            family,
             word: get("embeddings.word_embeddings.weight")?,
             position: get("embeddings.position_embeddings.weight")?,
-            token_type: get(TOKEN_TYPES)?,
+            token_type: family.token_types().then(|| get(TOKEN_TYPES)).transpose()?,
+            relative_bias: family
+                .relative_buckets(&config)
+                .map(|_| get(RELATIVE_BIAS))
+                .transpose()?,
             emb_norm: norm("embeddings.LayerNorm")?,
             layers,
             pooler: lin("pooler.dense")?,
@@ -264,29 +243,38 @@ impl CrossEncoder {
             .collect()
     }
 
+    /// The encoder's family (BERT, MPNet, ...).
+    pub fn family(&self) -> &'static dyn EncoderFamily {
+        self.family
+    }
+
     /// Grows the token-type table to `types` rows, each new row a copy of type 0's (the
     /// question's: a new segment starts as "more text beside the question" and learns its
-    /// own embedding). Returns whether it grew; call before training starts.
-    pub fn add_token_types(&mut self, types: i64) -> bool {
+    /// own embedding). Returns whether it grew; call before training starts. A family without
+    /// token types cannot tell segments apart this way: an error.
+    pub fn add_token_types(&mut self, types: i64) -> Result<bool> {
         let have = self.config.type_vocab_size;
         if types <= have {
-            return false;
+            return Ok(false);
         }
+        let Some(token_type) = &self.token_type else {
+            return Err(ModelError::Backend(format!(
+                "{} encoders have no token types: train without --context-segments",
+                self.family.model_type()
+            )));
+        };
         let table = tch::no_grad(|| {
-            let first = self.token_type.narrow(0, 0, 1);
+            let first = token_type.narrow(0, 0, 1);
             Tensor::cat(
-                &[
-                    self.token_type.shallow_clone(),
-                    first.repeat([types - have, 1]),
-                ],
+                &[token_type.shallow_clone(), first.repeat([types - have, 1])],
                 0,
             )
         });
         self.params
             .insert(TOKEN_TYPES.to_string(), table.shallow_clone());
-        self.token_type = table;
+        self.token_type = Some(table);
         self.config.type_vocab_size = types;
-        true
+        Ok(true)
     }
 
     /// Switches gradient tracking of every parameter on or off.
@@ -324,17 +312,37 @@ impl CrossEncoder {
         } else {
             0.0
         };
-        let positions = Tensor::arange(len, (Kind::Int64, Device::Cpu));
-        let emb = Tensor::embedding(&self.word, &batch.ids, -1, false, false)
-            + Tensor::embedding(&self.position, &positions, -1, false, false).unsqueeze(0)
-            + Tensor::embedding(&self.token_type, &batch.types, -1, false, false);
+        let first = self.family.first_position(c);
+        let mut emb = Tensor::embedding(&self.word, &batch.ids, -1, false, false);
+        if first == 0 {
+            let positions = Tensor::arange(len, (Kind::Int64, Device::Cpu));
+            emb += Tensor::embedding(&self.position, &positions, -1, false, false).unsqueeze(0);
+        } else {
+            // RoBERTa-style: real tokens count up from `first`, padding sits at `first - 1`.
+            let real = batch.mask.to_kind(Kind::Int64);
+            let positions = real.cumsum(1, Kind::Int64) * &real + (first - 1);
+            emb += Tensor::embedding(&self.position, &positions, -1, false, false);
+        }
+        if let Some(token_type) = &self.token_type {
+            emb += Tensor::embedding(token_type, &batch.types, -1, false, false);
+        }
         let mut x = self
             .layer_norm(&emb, &self.emb_norm)
             .dropout(hidden_p, train);
         let heads = c.num_attention_heads;
         let head_dim = c.hidden_size / heads;
-        // [batch, 1, 1, len]: true where a key may be attended to.
-        let mask = batch.mask.view([n, 1, 1, len]);
+        // [batch, 1, 1, len]: true where a key may be attended to; with a relative position
+        // bias, the bias of each head [1, heads, len, len] plus -inf where a key is padding.
+        let mut mask = batch.mask.view([n, 1, 1, len]);
+        if let Some(table) = &self.relative_bias {
+            let buckets = relative_buckets(len, table.size()[0]);
+            let bias = Tensor::embedding(table, &buckets, -1, false, false)
+                .permute([2, 0, 1])
+                .unsqueeze(0);
+            let blocked = Tensor::zeros([n, 1, 1, len], (Kind::Float, Device::Cpu))
+                .masked_fill(&mask.logical_not(), f64::NEG_INFINITY);
+            mask = bias + blocked;
+        }
         for layer in &self.layers {
             let split = |t: Tensor| t.view([n, len, heads, head_dim]).transpose(1, 2);
             let q = split(layer.query.forward(&x));
@@ -402,18 +410,14 @@ impl CrossEncoder {
     }
 
     /// Saves every parameter (atomically) in `kind` (Float or Half) with the names of Hugging
-    /// Face's `BertForSequenceClassification` (`bert.` + encoder names, `classifier.*`), so that
-    /// `transformers` loads the directory too.
+    /// Face's `*ForSequenceClassification` of the family (BERT: `bert.` + encoder names,
+    /// `classifier.*`), so that `transformers` loads the directory too.
     pub fn save(&self, path: &Path, kind: Kind) -> Result<()> {
         let tensors: Vec<(String, Tensor)> = tch::no_grad(|| {
             self.params
                 .iter()
                 .map(|(n, t)| {
-                    let name = if n.starts_with("classifier.") {
-                        n.clone()
-                    } else {
-                        format!("bert.{n}")
-                    };
+                    let name = self.family.saved_name(n);
                     (name, t.detach().to_kind(kind).contiguous())
                 })
                 .collect()
@@ -423,6 +427,29 @@ impl CrossEncoder {
 }
 
 pub(crate) use ansel_torch::write_tensors;
+
+/// The relative position bucket of every (query, key) pair of a `len`-token input `[len, len]`,
+/// T5's bidirectional scheme as MPNet uses it (max distance 128): half the buckets for keys
+/// after the query, exact distances below a quarter of the buckets, log-spaced beyond.
+/// Computed with the same tensor operations as the reference so that buckets match exactly.
+pub fn relative_buckets(len: i64, buckets: i64) -> Tensor {
+    let opts = (Kind::Int64, Device::Cpu);
+    let positions = Tensor::arange(len, opts);
+    let relative = positions.unsqueeze(0) - positions.unsqueeze(1);
+    let n = -relative;
+    let half = buckets / 2;
+    let ret = n.lt(0).to_kind(Kind::Int64) * half;
+    let n = n.abs();
+    let max_exact = half / 2;
+    let is_small = n.lt(max_exact);
+    let large = ((n.to_kind(Kind::Float) / max_exact as f64).log()
+        / (128.0f64 / max_exact as f64).ln()
+        * (half - max_exact) as f64)
+        .to_kind(Kind::Int64)
+        + max_exact;
+    let large = large.clamp_max(half - 1);
+    ret + n.where_self(&is_small, &large)
+}
 
 fn init_tensor(name: &str, shape: &[i64]) -> Tensor {
     let opts = (Kind::Float, Device::Cpu);

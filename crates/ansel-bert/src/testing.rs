@@ -36,11 +36,15 @@ pub const TINY_WORDS: [&str; 25] = [
     "set",
 ];
 
+/// RoBERTa-layout special tokens after [`TINY_WORDS`] (ids 25..29), for tiny MPNet models.
+pub const TINY_ROBERTA_SPECIALS: [&str; 4] = ["<s>", "<pad>", "</s>", "<unk>"];
+
 /// A WordPiece tokenizer.json over a handful of words, for tests that must not need
 /// downloaded files.
 pub fn tiny_tokenizer_json() -> String {
     let vocab: serde_json::Map<String, serde_json::Value> = TINY_WORDS
         .iter()
+        .chain(&TINY_ROBERTA_SPECIALS)
         .enumerate()
         .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
         .collect();
@@ -63,9 +67,24 @@ pub fn tiny_tokenizer_json() -> String {
 /// A tiny random BERT (seeded) written as a Hugging Face directory `dir/base`, with the
 /// given dropout; panics on I/O errors (tests only).
 pub fn tiny_base(dir: &Path, dropout: f64) -> PathBuf {
+    tiny_base_with(dir, BertConfig::tiny(TINY_WORDS.len() as i64), dropout)
+}
+
+/// [`tiny_base`] of the MPNet family: relative position bias (8 buckets), RoBERTa-style
+/// positions and pair layout over the same words.
+pub fn tiny_mpnet_base(dir: &Path, dropout: f64) -> PathBuf {
+    let mut config = BertConfig::tiny((TINY_WORDS.len() + TINY_ROBERTA_SPECIALS.len()) as i64);
+    config.model_type = Some("mpnet".into());
+    config.relative_attention_num_buckets = Some(8);
+    config.pad_token_id = Some(TINY_WORDS.len() as i64 + 1);
+    config.max_position_embeddings = 96;
+    config.layer_norm_eps = 1e-5;
+    tiny_base_with(dir, config, dropout)
+}
+
+fn tiny_base_with(dir: &Path, mut config: BertConfig, dropout: f64) -> PathBuf {
     let base = dir.join("base");
     std::fs::create_dir_all(&base).unwrap();
-    let mut config = BertConfig::tiny(TINY_WORDS.len() as i64);
     config.hidden_dropout_prob = dropout;
     config.attention_probs_dropout_prob = dropout;
     std::fs::write(

@@ -1,3 +1,4 @@
+use crate::PairLayout;
 use ansel_model::{ModelError, Result};
 use std::path::Path;
 use tokenizers::Tokenizer;
@@ -19,19 +20,27 @@ impl Encoded {
     }
 }
 
-/// WordPiece tokenization (Hugging Face `tokenizer.json`, through the `tokenizers` crate)
-/// and the BERT pair layout: `[CLS] question [SEP] segment [SEP] segment [SEP] ...`, the
-/// question with segment id 0 and everything after its `[SEP]` with segment id 1.
+/// Tokenization (Hugging Face `tokenizer.json`, through the `tokenizers` crate) and the pair
+/// layout of the encoder's family: BERT's `[CLS] question [SEP] segment [SEP] segment [SEP] ...`,
+/// the question with segment id 0 and everything after its `[SEP]` with segment id 1; or
+/// RoBERTa's `<s> question </s></s> segment </s> ...` (MPNet), token types unused.
 pub struct PairTokenizer {
     tokenizer: Tokenizer,
+    layout: PairLayout,
     cls: i64,
     sep: i64,
     pub pad: i64,
 }
 
 impl PairTokenizer {
-    /// Reads `tokenizer.json`; it must have `[CLS]`, `[SEP]` and `[PAD]` tokens.
+    /// Reads a BERT `tokenizer.json`; it must have `[CLS]`, `[SEP]` and `[PAD]` tokens.
     pub fn read(path: &Path) -> Result<PairTokenizer> {
+        Self::read_for(path, PairLayout::Bert)
+    }
+
+    /// Reads `tokenizer.json` for a family's pair layout; it must have that layout's special
+    /// tokens (`[CLS]`, `[SEP]`, `[PAD]`, or `<s>`, `</s>`, `<pad>`).
+    pub fn read_for(path: &Path, layout: PairLayout) -> Result<PairTokenizer> {
         let mut tokenizer = Tokenizer::from_file(path).map_err(|e| ModelError::Format {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -51,12 +60,17 @@ impl PairTokenizer {
                 .map(i64::from)
                 .ok_or_else(|| ModelError::Format {
                     path: path.to_path_buf(),
-                    message: format!("no {token} token in the vocabulary (only BERT-style tokenizers are supported)"),
+                    message: format!("no {token} token in the vocabulary ({layout:?} pair layout)"),
                 })
         };
-        let (cls, sep, pad) = (special("[CLS]")?, special("[SEP]")?, special("[PAD]")?);
+        let [cls, sep, pad] = match layout {
+            PairLayout::Bert => ["[CLS]", "[SEP]", "[PAD]"],
+            PairLayout::Roberta => ["<s>", "</s>", "<pad>"],
+        };
+        let (cls, sep, pad) = (special(cls)?, special(sep)?, special(pad)?);
         Ok(PairTokenizer {
             tokenizer,
+            layout,
             cls,
             sep,
             pad,
@@ -101,7 +115,7 @@ impl PairTokenizer {
         Ok((ids, word_of, words))
     }
 
-    /// `[CLS]` and `[SEP]` ids.
+    /// `[CLS]` and `[SEP]` ids (`<s>` and `</s>` in the RoBERTa layout).
     pub fn specials(&self) -> (i64, i64) {
         (self.cls, self.sep)
     }
@@ -114,7 +128,8 @@ impl PairTokenizer {
         Ok(ids)
     }
 
-    /// `[CLS] question [SEP] s1 [SEP] s2 [SEP] ...` in at most `max_len` tokens.
+    /// `[CLS] question [SEP] s1 [SEP] s2 [SEP] ...` (or the RoBERTa layout) in at most
+    /// `max_len` tokens.
     ///
     /// Truncation keeps the question: it is cut only when it alone would leave fewer than
     /// half of the tokens to the segments. The budget left is shared among the segments
@@ -152,7 +167,12 @@ impl PairTokenizer {
         segment_types: &[i64],
         max_len: usize,
     ) -> Encoded {
-        let specials = 2 + pieces.len();
+        // RoBERTa opens each segment with a second `</s>`.
+        let per_segment = match self.layout {
+            PairLayout::Bert => 1,
+            PairLayout::Roberta => 2,
+        };
+        let specials = 2 + per_segment * pieces.len();
         let budget = max_len.saturating_sub(specials);
         let wanted: usize = pieces.iter().map(Vec::len).sum();
         let q_cap = budget.saturating_sub(wanted.min(budget / 2));
@@ -179,6 +199,9 @@ impl PairTokenizer {
         ids.push(self.sep);
         let mut types = vec![0; ids.len()];
         for (p, &t) in pieces.iter().zip(segment_types) {
+            if self.layout == PairLayout::Roberta {
+                ids.push(self.sep);
+            }
             ids.extend_from_slice(p);
             ids.push(self.sep);
             types.resize(ids.len(), t);

@@ -240,7 +240,7 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     ansel_torch::init(opts.run.threads, opts.run.seed);
     let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.run.base)?;
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
-    let added_token_types = model.add_token_types(opts.input.token_types());
+    let added_token_types = model.add_token_types(opts.input.token_types())?;
     if added_token_types {
         set_type_vocab_size(&opts.run.out, model.config.type_vocab_size)?;
     }
@@ -474,8 +474,8 @@ pub(crate) mod tests {
         let base = tiny_base(dir.path(), 0.1);
         let (mut grown, ..) = load_base(base.to_str().unwrap()).unwrap();
         let before = grown.params()[crate::model::TOKEN_TYPES].copy();
-        assert!(grown.add_token_types(3));
-        assert!(!grown.add_token_types(3), "already has 3");
+        assert!(grown.add_token_types(3).unwrap());
+        assert!(!grown.add_token_types(3).unwrap(), "already has 3");
         let table = &grown.params()[crate::model::TOKEN_TYPES];
         assert_eq!(table.size(), [3, before.size()[1]]);
         assert!(table.narrow(0, 0, 2).equal(&before));

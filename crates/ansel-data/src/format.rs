@@ -113,6 +113,27 @@ pub const STDIN_PATH: &str = "-";
 /// Reads a data file (`-`: standard input, named `<stdin>` in errors),
 /// gunzipping it when it is gzip and guessing the format when `format` is `None`.
 pub fn read_path(path: &Path, format: Option<Format>) -> Result<Vec<Question>, DataError> {
+    let bytes = read_bytes(path)?;
+    let path = if path == Path::new(STDIN_PATH) {
+        Path::new("<stdin>")
+    } else {
+        path
+    };
+    let format = match format {
+        Some(f) => f,
+        None => Format::guess(path, &bytes).ok_or_else(|| DataError::Unsupported {
+            path: path.to_path_buf(),
+            message: format!(
+                "cannot tell the data format; pass --format ({})",
+                Format::NAMES.join("|")
+            ),
+        })?,
+    };
+    format.parse(path, &bytes)
+}
+
+/// The bytes of a data file (`-`: standard input), gunzipped when it is gzip.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, DataError> {
     let from_stdin = path == Path::new(STDIN_PATH);
     let path = if from_stdin {
         Path::new("<stdin>")
@@ -130,26 +151,14 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Vec<Question>, D
     } else {
         std::fs::read(path).map_err(io_err)?
     };
-    let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(raw.as_slice())
-            .read_to_end(&mut out)
-            .map_err(io_err)?;
-        out
-    } else {
-        raw
-    };
-    let format = match format {
-        Some(f) => f,
-        None => Format::guess(path, &bytes).ok_or_else(|| DataError::Unsupported {
-            path: path.to_path_buf(),
-            message: format!(
-                "cannot tell the data format; pass --format ({})",
-                Format::NAMES.join("|")
-            ),
-        })?,
-    };
-    format.parse(path, &bytes)
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return Ok(raw);
+    }
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(raw.as_slice())
+        .read_to_end(&mut out)
+        .map_err(io_err)?;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -15,11 +15,13 @@
 mod bm25;
 mod overlap;
 mod position;
+mod search;
 mod stats;
 
 pub use bm25::Bm25;
 pub use overlap::{IdfWordOverlap, WordOverlap, WordOverlapRr};
 pub use position::ReciprocalRank;
+pub use search::Bm25Index;
 pub use stats::TermStats;
 
 use ansel_data::Question;

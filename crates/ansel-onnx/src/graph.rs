@@ -1,10 +1,12 @@
-//! Builds the ONNX graph of ansel's cross-encoder (ansel-bert's `CrossEncoder::logits`):
-//! embeddings + LayerNorm, the BERT layers (self-attention with an additive padding mask, GELU
-//! feed-forward, post-LayerNorm), BERT's pooler (tanh of a dense layer on `[CLS]`) and the
-//! one-logit head.
+//! Builds the ONNX graph of ansel's cross-encoder (ansel-bert's `CrossEncoder::logits`) for
+//! any encoder family: embeddings + LayerNorm, the BERT-shaped layers (self-attention with an
+//! additive padding mask, plus the relative position bias where the family has one (MPNet),
+//! GELU feed-forward, post-LayerNorm), BERT's pooler (tanh of a dense layer on the first token)
+//! and the one-logit head. Positions and token types follow the family
+//! ([`ansel_bert::EncoderFamily`]).
 //!
-//! Inputs `input_ids`, `token_type_ids`, `attention_mask` (int64 `[batch, len]`, 1 = real token);
-//! output `logits` (float `[batch]`).
+//! Inputs `input_ids`, `attention_mask` and, for families with token types, `token_type_ids`
+//! (int64 `[batch, len]`, 1 = real token); output `logits` (float `[batch]`).
 //!
 //! With [`Precision::Int8`], every dense layer of the encoder and the pooler becomes one
 //! `com.microsoft.DynamicQuantizeMatMul`: int8 weights, symmetric per output channel
@@ -362,24 +364,36 @@ pub fn cross_encoder(
     let head_dim = h / heads;
     let eps = config.layer_norm_eps;
 
-    // Embeddings: word + position (0..len) + token type, then LayerNorm.
+    // Embeddings: word + position + token type (families that have them), then LayerNorm.
+    let family = config.family();
     let emb = |b: &mut Builder, name: &str| {
         let (d, v) = &w[name];
         b.float(name, d, v)
     };
     let word = emb(&mut b, "embeddings.word_embeddings.weight");
     let pos = emb(&mut b, "embeddings.position_embeddings.weight");
-    let typ = emb(&mut b, "embeddings.token_type_embeddings.weight");
-    let we = b.node("Gather", &[&word, "input_ids"], vec![]);
-    let te = b.node("Gather", &[&typ, "token_type_ids"], vec![]);
+    let mut x = b.node("Gather", &[&word, "input_ids"], vec![]);
+    if family.token_types() {
+        let typ = emb(&mut b, "embeddings.token_type_embeddings.weight");
+        let te = b.node("Gather", &[&typ, "token_type_ids"], vec![]);
+        x = b.node("Add", &[&x, &te], vec![]);
+    }
     let shape = b.node("Shape", &["input_ids"], vec![]);
     let one_idx = b.ints("idx1", &[], &[1]);
     let len = b.node("Gather", &[&shape, &one_idx], vec![attr_int("axis", 0)]);
     let zero = b.ints("zero", &[], &[0]);
     let step = b.ints("one", &[], &[1]);
-    let positions = b.node("Range", &[&zero, &len, &step], vec![]);
+    let first = family.first_position(config);
+    let positions = if first == 0 {
+        b.node("Range", &[&zero, &len, &step], vec![])
+    } else {
+        // RoBERTa-style: cumulative count of real tokens, padding at `first - 1`.
+        let counted = b.node("CumSum", &["attention_mask", &step], vec![]);
+        let real = b.node("Mul", &[&counted, "attention_mask"], vec![]);
+        let offset = b.ints("first", &[], &[first - 1]);
+        b.node("Add", &[&real, &offset], vec![])
+    };
     let pe = b.node("Gather", &[&pos, &positions], vec![]);
-    let x = b.node("Add", &[&we, &te], vec![]);
     let x = b.node("Add", &[&x, &pe], vec![]);
     let mut x = b.layer_norm(&x, "embeddings.LayerNorm", w, eps);
 
@@ -394,7 +408,28 @@ pub fn cross_encoder(
     let neg = b.scalar("neg", f32::MIN);
     let bias = b.node("Mul", &[&inv, &neg], vec![]);
     let axes = b.ints("axes", &[2], &[1, 2]);
-    let mask_bias = b.node("Unsqueeze", &[&bias, &axes], vec![]);
+    let mut mask_bias = b.node("Unsqueeze", &[&bias, &axes], vec![]);
+    if let Some(buckets) = family.relative_buckets(config) {
+        // The bucket of every (query, key) pair up to the longest input, sliced to `len`, looks
+        // up each head's bias [1, heads, len, len]; computed once, added in every layer.
+        let max = config.max_position_embeddings;
+        let table: Vec<i64> =
+            Vec::<i64>::try_from(ansel_bert::relative_buckets(max, buckets).view([-1]))
+                .map_err(|e| e.to_string())?;
+        let table = b.ints("buckets", &[max, max], &table);
+        let one_dim = b.ints("one_dim", &[1], &[1]);
+        let len1 = b.node("Reshape", &[&len, &one_dim], vec![]);
+        let lens = b.node("Concat", &[&len1, &len1], vec![attr_int("axis", 0)]);
+        let starts = b.ints("starts", &[2], &[0, 0]);
+        let slice_axes = b.ints("slice_axes", &[2], &[0, 1]);
+        let idx = b.node("Slice", &[&table, &starts, &lens, &slice_axes], vec![]);
+        let weights = emb(&mut b, "encoder.relative_attention_bias.weight");
+        let rel = b.node("Gather", &[&weights, &idx], vec![]);
+        let rel = b.node("Transpose", &[&rel], vec![attr_ints("perm", &[2, 0, 1])]);
+        let head_axis = b.ints("head_axis", &[1], &[0]);
+        let rel = b.node("Unsqueeze", &[&rel, &head_axis], vec![]);
+        mask_bias = b.node("Add", &[&mask_bias, &rel], vec![]);
+    }
 
     let split_shape = b.ints("split", &[4], &[0, 0, heads, head_dim]);
     let merge_shape = b.ints("merge", &[3], &[0, 0, h]);
@@ -439,11 +474,18 @@ pub fn cross_encoder(
         node: b.nodes,
         name: "ansel-cross-encoder".into(),
         initializer: b.inits,
-        input: vec![
-            io("input_ids", data_type::INT64, &["batch", "len"]),
-            io("token_type_ids", data_type::INT64, &["batch", "len"]),
-            io("attention_mask", data_type::INT64, &["batch", "len"]),
-        ],
+        input: if family.token_types() {
+            vec![
+                io("input_ids", data_type::INT64, &["batch", "len"]),
+                io("token_type_ids", data_type::INT64, &["batch", "len"]),
+                io("attention_mask", data_type::INT64, &["batch", "len"]),
+            ]
+        } else {
+            vec![
+                io("input_ids", data_type::INT64, &["batch", "len"]),
+                io("attention_mask", data_type::INT64, &["batch", "len"]),
+            ]
+        },
         output: vec![io("logits", data_type::FLOAT, &["batch"])],
     };
     Ok(ModelProto {

@@ -270,11 +270,21 @@ pub fn run_arrays(
 ) -> Result<Vec<f32>> {
     let backend = |e: ort::Error| ModelError::Backend(format!("onnxruntime: {e}"));
     let shape = [n as i64, len as i64];
-    let inputs = ort::inputs![
+    // Families without token types (MPNet, RoBERTa) have no `token_type_ids` input.
+    let typed = session
+        .inputs()
+        .iter()
+        .any(|input| input.name() == "token_type_ids");
+    let mut inputs = ort::inputs![
         "input_ids" => Tensor::from_array((shape, ids)).map_err(backend)?,
-        "token_type_ids" => Tensor::from_array((shape, types)).map_err(backend)?,
         "attention_mask" => Tensor::from_array((shape, mask)).map_err(backend)?,
     ];
+    if typed {
+        inputs.push((
+            "token_type_ids".into(),
+            Tensor::from_array((shape, types)).map_err(backend)?.into(),
+        ));
+    }
     let outputs = session.run(inputs).map_err(backend)?;
     let (_, logits) = outputs["logits"]
         .try_extract_tensor::<f32>()
@@ -294,7 +304,9 @@ impl OnnxRanker {
     /// Loads a directory written by [`convert`] (`ansel quantize`).
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
         let settings: OnnxSettings = card_settings(dir, card)?;
-        let tokenizer = PairTokenizer::read(&dir.join("tokenizer.json"))?;
+        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
+        let tokenizer =
+            PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
         let session = open_session(&dir.join(ONNX_FILE), threads())?;
         Ok(OnnxRanker {
             name: card.name.clone(),

@@ -1,6 +1,6 @@
 //! The ONNX graph against the tch model it was converted from: scores, ranking, errors.
 
-use ansel_bert::testing::{serial, tiny_base};
+use ansel_bert::testing::{serial, tiny_base, tiny_mpnet_base};
 use ansel_bert::CrossEncoderRanker;
 use ansel_data::{Candidate, Question};
 use ansel_model::{ModelCard, Ranker};
@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 
 /// A tiny random cross-encoder directory as `ansel train` writes one (weights + card).
 fn tiny_cross_encoder(dir: &Path) -> PathBuf {
-    let base = tiny_base(dir, 0.0);
+    spread(tiny_base(dir, 0.0))
+}
+
+fn spread(base: PathBuf) -> PathBuf {
     // BERT's initialisation (std 0.02) leaves a tiny model's logits nearly equal; weights
     // with std 0.4 spread them so that an order and a tolerance mean something.
     let (model, _, _) = ansel_bert::read_model_dir(&base).unwrap();
@@ -142,6 +145,34 @@ fn fp32_and_int8_graphs_score_like_the_tch_model() {
                 .len(),
         "int8 weights take less room"
     );
+}
+
+#[test]
+fn an_mpnet_graph_scores_like_the_tch_model() {
+    // Relative position bias, positions counted after padding and no token types, in ONNX.
+    let _guard = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = spread(tiny_mpnet_base(tmp.path(), 0.0));
+    let card = ModelCard::read(&src).unwrap();
+    let reference = CrossEncoderRanker::load(&src, &card)
+        .unwrap()
+        .score(&question())
+        .unwrap();
+    let spread = reference.iter().cloned().fold(f32::MIN, f32::max)
+        - reference.iter().cloned().fold(f32::MAX, f32::min);
+    assert!(spread > 0.1, "logits {reference:?}");
+    for (precision, tolerance) in [(Precision::Fp32, 1e-4), (Precision::Int8, 0.1 * spread)] {
+        let dir = tmp.path().join(format!("{precision:?}"));
+        convert(&src, &dir, precision, "tiny-mpnet").unwrap();
+        let ranker = load_onnx(&dir);
+        assert_eq!(ranker.tokenizer().specials(), (25, 27), "<s> and </s>");
+        let scores = ranker.score(&question()).unwrap();
+        let d = max_abs_diff(&scores, &reference);
+        assert!(
+            d < tolerance,
+            "{precision:?} MPNet graph vs tch: max abs diff {d}: {scores:?} vs {reference:?}"
+        );
+    }
 }
 
 #[test]

@@ -41,6 +41,8 @@ enum Command {
     EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
     Synth(commands::synth::SynthArgs),
+    /// SQuAD as AS2 sets split by article: training lists with BM25 negatives from other articles, held-out lists, documents and ask questions.
+    SquadSent(commands::squad_sent::SquadSentArgs),
     /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
     CassieBench(commands::cassie::CassieBenchArgs),
     /// Show, for the top answers, which candidate and context words each question word aligned to (CASSIE).
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
+        Command::SquadSent(args) => commands::squad_sent::run(args),
         Command::Adapt(args) => commands::adapt::run(*args),
         Command::Bench(args) => commands::bench::run(args),
         Command::CassieBench(args) => commands::cassie::bench(args),

@@ -79,33 +79,64 @@ impl TryFrom<RawParagraph> for Paragraph {
     }
 }
 
+/// One SQuAD paragraph: its text, where it sits, and its questions as AS2 lists.
+pub struct SquadParagraph {
+    /// 0-based index of the article in the file.
+    pub article: usize,
+    pub title: String,
+    /// `"{article}-{paragraph}"`, the `doc_id` of every candidate.
+    pub doc_id: String,
+    pub context: String,
+    pub questions: Vec<SquadQuestion>,
+}
+
+/// A question over its paragraph's sentences, with the answer texts that label them.
+pub struct SquadQuestion {
+    pub question: Question,
+    pub answers: Vec<String>,
+    /// Some answer span runs past the end of the sentence it starts in (a sentence
+    /// boundary inside the answer): that sentence is labelled positive all the same.
+    pub crosses_boundary: bool,
+}
+
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
+    Ok(parse_paragraphs(path, bytes)?
+        .into_iter()
+        .flat_map(|p| p.questions.into_iter().map(|q| q.question))
+        .collect())
+}
+
+/// The file's paragraphs in order, each with its questions (what [`parse`] flattens).
+pub fn parse_paragraphs(path: &Path, bytes: &[u8]) -> Result<Vec<SquadParagraph>, DataError> {
     let file: File = serde_json::from_slice(bytes).map_err(|e| DataError::json(path, 0, &e))?;
-    let mut questions = Vec::new();
+    let mut paragraphs = Vec::new();
     for (a, article) in file.data.iter().enumerate() {
         for (p, element) in article.paragraphs.iter().enumerate() {
             let paragraph: Paragraph = parse_element(path, bytes, element)?;
             let doc_id = format!("{a}-{p}");
             let spans = split_sentences(&paragraph.context);
+            let mut questions = Vec::new();
             for qa in &paragraph.qas {
-                let answer_spans: Vec<(usize, usize)> = if qa.is_impossible {
-                    Vec::new()
-                } else {
-                    qa.answers
+                let answers: &[Answer] = if qa.is_impossible { &[] } else { &qa.answers };
+                let answer_spans: Vec<(usize, usize)> = answers
+                    .iter()
+                    .map(|ans| byte_span(&paragraph.context, ans))
+                    .collect();
+                let crosses_boundary = answer_spans.iter().any(|&(start, end)| {
+                    spans
                         .iter()
-                        .map(|ans| byte_span(&paragraph.context, ans))
-                        .collect()
-                };
+                        .any(|s| s.start <= start && start < s.end && end > s.end)
+                });
                 let mut candidates: Vec<Candidate> = spans
                     .iter()
                     .enumerate()
                     .map(|(position, span)| Candidate {
                         id: format!("{doc_id}-{position}"),
                         text: span.text(&paragraph.context).to_string(),
-                        label: Some(answer_spans.iter().any(|&(start, end)| {
-                            let inside = span.start <= start && end <= span.end;
-                            let starts_here = span.start <= start && start < span.end;
-                            inside || (starts_here && end > span.end)
+                        label: Some(answer_spans.iter().any(|&(start, _)| {
+                            // The sentence the answer starts in (it holds the whole answer
+                            // unless the span crosses a boundary).
+                            span.start <= start && start < span.end
                         })),
                         context: Some(DocContext {
                             doc_id: doc_id.clone(),
@@ -117,15 +148,26 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Question>, DataError> {
                     })
                     .collect();
                 link_neighbours(&mut candidates);
-                questions.push(Question {
-                    id: qa.id.clone(),
-                    text: qa.question.clone(),
-                    candidates,
+                questions.push(SquadQuestion {
+                    question: Question {
+                        id: qa.id.clone(),
+                        text: qa.question.clone(),
+                        candidates,
+                    },
+                    answers: answers.iter().map(|a| a.text.clone()).collect(),
+                    crosses_boundary,
                 });
             }
+            paragraphs.push(SquadParagraph {
+                article: a,
+                title: article.title.clone(),
+                doc_id,
+                context: paragraph.context,
+                questions,
+            });
         }
     }
-    Ok(questions)
+    Ok(paragraphs)
 }
 
 /// Converts a character-offset answer into a byte range of the context.
@@ -167,6 +209,24 @@ mod tests {
         assert_eq!(qs[2].labels(), vec![false, true, true]);
         // SQuAD 2.0 unanswerable: no positive.
         assert_eq!(qs[3].positives(), 0);
+    }
+
+    #[test]
+    fn an_answer_across_a_sentence_boundary_is_flagged_and_labels_its_first_sentence() {
+        let text = r#"{"data": [{"title": "T", "paragraphs": [{"context": "It opened in 1889. Eiffel built it. Paris is big.", "qas": [
+            {"id": "1", "question": "q1", "answers": [{"text": "1889. Eiffel", "answer_start": 13}]},
+            {"id": "2", "question": "q2", "answers": [{"text": "Eiffel", "answer_start": 19}]}]}]}]}"#;
+        let paragraphs = parse_paragraphs(Path::new("s.json"), text.as_bytes()).unwrap();
+        assert_eq!(paragraphs.len(), 1);
+        assert_eq!(paragraphs[0].doc_id, "0-0");
+        let [crossing, within] = &paragraphs[0].questions[..] else {
+            panic!("two questions expected")
+        };
+        assert!(crossing.crosses_boundary);
+        assert_eq!(crossing.question.labels(), vec![true, false, false]);
+        assert_eq!(crossing.answers, vec!["1889. Eiffel".to_string()]);
+        assert!(!within.crosses_boundary);
+        assert_eq!(within.question.labels(), vec![false, true, false]);
     }
 
     #[test]

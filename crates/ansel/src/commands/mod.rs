@@ -15,6 +15,7 @@ pub mod index;
 pub mod quantize;
 pub mod rank;
 pub mod serve;
+pub mod squad_sent;
 pub mod synth;
 pub mod teacher;
 pub mod train;
