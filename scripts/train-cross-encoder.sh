@@ -5,6 +5,8 @@
 #   bash scripts/train-cross-encoder.sh transfer   # TANDA step 1: TrecQA TRAIN-ALL (12k-pair subset)
 #   bash scripts/train-cross-encoder.sh tanda      # TANDA step 2: adapt the transferred model on WikiQA
 #   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
+#   bash scripts/train-cross-encoder.sh squad-transfer  # TANDA step 1 on SQuAD-sent (scripts/squad-sent-data.sh)
+#   bash scripts/train-cross-encoder.sh squad-tanda     # TANDA step 2 from squad-transfer, 2 WikiQA epochs
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 #   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
@@ -50,8 +52,15 @@ case "${1:-}" in
   tanda-all-context-segments)
     "$bin" train "${common[@]}" --base runs/minilm-trecqa-transfer-all "${wiki[@]}" --out runs/minilm-tanda-all-context-segments \
       --context --context-segments --max-len 192 --epochs 2 --eval-every 90 --name minilm-l6-tanda-all-loct-segments "${@:2}" ;;
+  squad-transfer)
+    "$bin" train "${common[@]}" --base "$base" --train data/squad-sent/train.jsonl.gz \
+      --dev data/squad-sent/dev-x-500.jsonl --out runs/minilm-squad-transfer \
+      --epochs 1 --max-steps 2500 --eval-every 500 --name minilm-l6-squad-transfer "${@:2}" ;;
+  squad-tanda)
+    "$bin" train "${common[@]}" --base runs/minilm-squad-transfer "${wiki[@]}" --out runs/minilm-squad-tanda \
+      --epochs 2 --eval-every 90 --name minilm-l6-squad-tanda "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-3ep|tanda-all-context|tanda-all-context-segments|context [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-3ep|tanda-all-context|tanda-all-context-segments|context|squad-transfer|squad-tanda [extra ansel train flags]" >&2; exit 2 ;;
 esac

@@ -1,8 +1,15 @@
-//! Batching of concurrent requests: a worker thread takes every job waiting
-//! in its queue (up to a maximum) and hands them to one handler call, so a
-//! model scores concurrent requests together.
+//! Batching of concurrent requests under deadlines: a worker thread takes every job waiting in its
+//! queue (up to a maximum) and hands them to one handler call, so a model scores concurrent
+//! requests together. Every job carries its deadline: a job that cannot be answered in time is
+//! refused when it arrives (the queue ahead of it would outlast its deadline) and dropped
+//! unscored when its batch forms (expired, or its caller gone), so that under overload the
+//! worker spends its time only on answers somebody still waits for. A batch is bounded by its
+//! jobs' total cost (words to score), not only by their number.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Why a job got no answer.
@@ -10,53 +17,120 @@ use tokio::sync::oneshot;
 pub enum BatchError {
     /// The queue is full: the server is overloaded.
     QueueFull,
+    /// The work queued ahead would outlast the deadline: refused at once, retry after this long.
+    WouldMissDeadline { retry_after: Duration },
+    /// The deadline passed before the job's batch formed; it was not scored.
+    Expired,
     /// The worker has stopped (its handler panicked, or the server is shutting down).
     WorkerGone,
 }
 
 struct Job<Req, Resp> {
     request: Req,
-    reply: oneshot::Sender<Resp>,
+    deadline: Instant,
+    cost: usize,
+    reply: oneshot::Sender<Result<Resp, BatchError>>,
+}
+
+/// What the queue and the worker share: jobs waiting, and how long a batch takes (a moving
+/// average, for the admission estimate).
+#[derive(Default)]
+struct Load {
+    queued: AtomicUsize,
+    batch_micros: AtomicU64,
 }
 
 /// A queue in front of a handler that answers jobs in batches.
 pub struct Batcher<Req, Resp> {
     queue: SyncSender<Job<Req, Resp>>,
+    load: Arc<Load>,
+    max_batch: usize,
+}
+
+/// How big a batch may get.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLimits {
+    /// Jobs per batch.
+    pub max_jobs: usize,
+    /// Total cost of a batch's jobs (a job costlier than this is batched alone).
+    pub max_cost: usize,
+    /// Jobs that may wait; beyond that [`BatchError::QueueFull`].
+    pub queue_len: usize,
 }
 
 impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
-    /// Starts a worker thread. `handler` gets at most `max_batch` requests at a
-    /// time and returns one response per request, in order; at most
-    /// `queue_len` jobs wait, beyond that [`BatchError::QueueFull`].
+    /// Starts a worker thread. `handler` gets the requests of one batch (within `limits`) and
+    /// returns one response per request, in order.
     pub fn spawn(
         name: &str,
-        max_batch: usize,
-        queue_len: usize,
+        limits: BatchLimits,
         handler: impl FnMut(Vec<Req>) -> Vec<Resp> + Send + 'static,
     ) -> Self {
-        let (queue, jobs) = mpsc::sync_channel(queue_len.max(1));
+        let (queue, jobs) = mpsc::sync_channel(limits.queue_len.max(1));
+        let load = Arc::new(Load::default());
+        let max_batch = limits.max_jobs.max(1);
+        let limits = BatchLimits {
+            max_jobs: max_batch,
+            ..limits
+        };
+        let worker_load = load.clone();
         std::thread::Builder::new()
             .name(format!("ansel-{name}"))
-            .spawn(move || work(jobs, max_batch.max(1), handler))
+            .spawn(move || work(jobs, limits, &worker_load, handler))
             .expect("spawn batch worker thread");
-        Batcher { queue }
+        Batcher {
+            queue,
+            load,
+            max_batch,
+        }
     }
 
-    /// Queues a request and waits for its response. A caller that stops
-    /// waiting (a timeout) drops its job before the worker spends time on it.
-    pub async fn submit(&self, request: Req) -> Result<Resp, BatchError> {
-        let response = self.enqueue(request)?;
-        response.await.map_err(|_| BatchError::WorkerGone)
+    /// Queues a request of `cost` due by `deadline` and waits for its response. A caller that
+    /// stops waiting (a timeout) drops its job before the worker spends time on it.
+    pub async fn submit(
+        &self,
+        request: Req,
+        cost: usize,
+        deadline: Instant,
+    ) -> Result<Resp, BatchError> {
+        let response = self.enqueue(request, cost, deadline)?;
+        response.await.map_err(|_| BatchError::WorkerGone)?
+    }
+
+    /// The expected wait of a job queued now: the batches ahead of it and its own.
+    pub fn expected_wait(&self) -> Duration {
+        let batches = self.load.queued.load(Ordering::Relaxed) / self.max_batch + 1;
+        Duration::from_micros(self.load.batch_micros.load(Ordering::Relaxed)) * batches as u32
     }
 
     /// Queues a request; its response arrives on the returned channel.
-    pub fn enqueue(&self, request: Req) -> Result<oneshot::Receiver<Resp>, BatchError> {
+    pub fn enqueue(
+        &self,
+        request: Req,
+        cost: usize,
+        deadline: Instant,
+    ) -> Result<oneshot::Receiver<Result<Resp, BatchError>>, BatchError> {
+        // With nothing queued the job is admitted whatever the estimate says: one slow batch
+        // must not make the estimate refuse every later job (no new batch would correct it).
+        let wait = self.expected_wait();
+        if self.load.queued.load(Ordering::Relaxed) > 0 && Instant::now() + wait > deadline {
+            return Err(BatchError::WouldMissDeadline { retry_after: wait });
+        }
         let (reply, response) = oneshot::channel();
+        self.load.queued.fetch_add(1, Ordering::Relaxed);
         self.queue
-            .try_send(Job { request, reply })
-            .map_err(|e| match e {
-                TrySendError::Full(_) => BatchError::QueueFull,
-                TrySendError::Disconnected(_) => BatchError::WorkerGone,
+            .try_send(Job {
+                request,
+                deadline,
+                cost,
+                reply,
+            })
+            .map_err(|e| {
+                self.load.queued.fetch_sub(1, Ordering::Relaxed);
+                match e {
+                    TrySendError::Full(_) => BatchError::QueueFull,
+                    TrySendError::Disconnected(_) => BatchError::WorkerGone,
+                }
             })?;
         Ok(response)
     }
@@ -64,27 +138,62 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
 
 fn work<Req, Resp>(
     jobs: Receiver<Job<Req, Resp>>,
-    max_batch: usize,
+    limits: BatchLimits,
+    load: &Load,
     mut handler: impl FnMut(Vec<Req>) -> Vec<Resp>,
 ) {
-    while let Ok(first) = jobs.recv() {
+    // A job taken from the queue that did not fit the last batch opens the next one.
+    let mut carried: Option<Job<Req, Resp>> = None;
+    loop {
+        let first = match carried.take() {
+            Some(job) => job,
+            None => match jobs.recv() {
+                Ok(job) => {
+                    load.queued.fetch_sub(1, Ordering::Relaxed);
+                    job
+                }
+                Err(_) => return,
+            },
+        };
+        let mut cost = first.cost;
         let mut batch = vec![first];
-        while batch.len() < max_batch {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+        while batch.len() < limits.max_jobs {
+            let Ok(job) = jobs.try_recv() else { break };
+            load.queued.fetch_sub(1, Ordering::Relaxed);
+            if cost + job.cost > limits.max_cost {
+                carried = Some(job);
+                break;
             }
+            cost += job.cost;
+            batch.push(job);
         }
-        batch.retain(|job| !job.reply.is_closed());
-        if batch.is_empty() {
+        let now = Instant::now();
+        let mut live = Vec::with_capacity(batch.len());
+        for job in batch {
+            if job.reply.is_closed() {
+                continue;
+            }
+            if job.deadline <= now {
+                let _ = job.reply.send(Err(BatchError::Expired));
+                continue;
+            }
+            live.push(job);
+        }
+        if live.is_empty() {
             continue;
         }
         let (requests, replies): (Vec<Req>, Vec<_>) =
-            batch.into_iter().map(|j| (j.request, j.reply)).unzip();
+            live.into_iter().map(|j| (j.request, j.reply)).unzip();
+        let started = Instant::now();
         let responses = handler(requests);
+        let took = started.elapsed().as_micros() as u64;
+        // Moving average with weight 1/4 on the newest batch.
+        let old = load.batch_micros.load(Ordering::Relaxed);
+        let average = if old == 0 { took } else { (3 * old + took) / 4 };
+        load.batch_micros.store(average, Ordering::Relaxed);
         for (reply, response) in replies.into_iter().zip(responses) {
             // The caller may have timed out meanwhile; nobody is left to tell.
-            let _ = reply.send(response);
+            let _ = reply.send(Ok(response));
         }
     }
 }
@@ -93,7 +202,7 @@ fn work<Req, Resp>(
 mod tests {
     use super::*;
     use std::sync::mpsc::{channel, Sender};
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
 
     /// A batcher whose handler multiplies by 10 and records batch sizes, and
     /// which holds its first batch (after saying it started) until told to go.
@@ -109,7 +218,12 @@ mod tests {
         let (go, go_rx) = channel::<()>();
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let seen = sizes.clone();
-        let batcher = Batcher::spawn("test", max_batch, queue_len, move |reqs: Vec<u32>| {
+        let limits = BatchLimits {
+            max_jobs: max_batch,
+            max_cost: 100,
+            queue_len,
+        };
+        let batcher = Batcher::spawn("test", limits, move |reqs: Vec<u32>| {
             if seen.lock().unwrap().is_empty() {
                 started_tx.send(()).unwrap();
                 go_rx.recv().unwrap();
@@ -125,6 +239,10 @@ mod tests {
         }
     }
 
+    fn later() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
     #[tokio::test]
     async fn queued_requests_are_handled_together_in_order() {
         let Gated {
@@ -133,34 +251,96 @@ mod tests {
             started,
             go,
         } = gated(4, 16);
-        let first = batcher.enqueue(1).unwrap();
+        let first = batcher.enqueue(1, 1, later()).unwrap();
         started.recv().unwrap();
-        let rest: Vec<_> = (2..=7).map(|r| batcher.enqueue(r).unwrap()).collect();
+        let rest: Vec<_> = (2..=7)
+            .map(|r| batcher.enqueue(r, 1, later()).unwrap())
+            .collect();
         go.send(()).unwrap();
-        assert_eq!(first.await, Ok(10));
+        assert_eq!(first.await, Ok(Ok(10)));
         for (r, response) in (2..=7).zip(rest) {
-            assert_eq!(response.await, Ok(r * 10));
+            assert_eq!(response.await, Ok(Ok(r * 10)));
         }
         assert_eq!(*sizes.lock().unwrap(), vec![1, 4, 2]);
     }
 
     #[tokio::test]
-    async fn a_full_queue_refuses_and_abandoned_jobs_are_skipped() {
+    async fn a_full_queue_refuses_and_abandoned_or_expired_jobs_are_not_scored() {
         let Gated {
             batcher,
             sizes,
             started,
             go,
-        } = gated(8, 2);
-        let first = batcher.enqueue(1).unwrap();
+        } = gated(8, 3);
+        let first = batcher.enqueue(1, 1, later()).unwrap();
         started.recv().unwrap();
-        let abandoned = batcher.enqueue(2).unwrap();
-        let kept = batcher.enqueue(3).unwrap();
-        assert_eq!(batcher.enqueue(4).err(), Some(BatchError::QueueFull));
+        let abandoned = batcher.enqueue(2, 1, later()).unwrap();
+        let kept = batcher.enqueue(3, 1, later()).unwrap();
+        let expiring = batcher
+            .enqueue(5, 1, Instant::now() + Duration::from_millis(20))
+            .unwrap();
+        assert_eq!(
+            batcher.enqueue(4, 1, later()).err(),
+            Some(BatchError::QueueFull)
+        );
         drop(abandoned);
+        std::thread::sleep(Duration::from_millis(40));
         go.send(()).unwrap();
-        assert_eq!(first.await, Ok(10));
-        assert_eq!(kept.await, Ok(30));
-        assert_eq!(*sizes.lock().unwrap(), vec![1, 1]);
+        assert_eq!(first.await, Ok(Ok(10)));
+        assert_eq!(kept.await, Ok(Ok(30)));
+        assert_eq!(expiring.await, Ok(Err(BatchError::Expired)));
+        assert_eq!(*sizes.lock().unwrap(), vec![1, 1], "only live jobs scored");
+    }
+
+    #[tokio::test]
+    async fn batches_are_bounded_by_cost_and_a_costly_job_goes_alone() {
+        let Gated {
+            batcher,
+            sizes,
+            started,
+            go,
+        } = gated(8, 16);
+        let first = batcher.enqueue(1, 1, later()).unwrap();
+        started.recv().unwrap();
+        // Costs 40, 40, 40, 500, 10 against a cost bound of 100: [40, 40] [40] [500] [10].
+        let rest: Vec<_> = [(2, 40), (3, 40), (4, 40), (5, 500), (6, 10)]
+            .into_iter()
+            .map(|(r, cost)| batcher.enqueue(r, cost, later()).unwrap())
+            .collect();
+        go.send(()).unwrap();
+        assert_eq!(first.await, Ok(Ok(10)));
+        for (r, response) in (2..=6).zip(rest) {
+            assert_eq!(response.await, Ok(Ok(r * 10)));
+        }
+        assert_eq!(*sizes.lock().unwrap(), vec![1, 2, 1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn a_job_the_queue_cannot_serve_in_time_is_refused_on_arrival() {
+        let limits = BatchLimits {
+            max_jobs: 1,
+            max_cost: 100,
+            queue_len: 64,
+        };
+        let batcher: Batcher<u32, u32> = Batcher::spawn("slow", limits, |reqs: Vec<u32>| {
+            std::thread::sleep(Duration::from_millis(50));
+            reqs
+        });
+        // One batch teaches the worker that a batch takes ~50 ms.
+        assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
+        let queued: Vec<_> = (0..4)
+            .map(|r| batcher.enqueue(r, 1, later()).unwrap())
+            .collect();
+        // Four batches ahead (~200 ms) cannot finish within 100 ms: refused now, not after 100 ms.
+        let refused = batcher.enqueue(9, 1, Instant::now() + Duration::from_millis(100));
+        match refused {
+            Err(BatchError::WouldMissDeadline { retry_after }) => {
+                assert!(retry_after >= Duration::from_millis(100), "{retry_after:?}")
+            }
+            other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+        }
+        for q in queued {
+            assert!(q.await.unwrap().is_ok());
+        }
     }
 }

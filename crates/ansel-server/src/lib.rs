@@ -9,15 +9,23 @@
 //! | `GET /` | a page to ask questions over the index |
 //!
 //! Requests over a limit get a JSON error `{"error", "error_type"}`: 413 for
-//! too many texts or bytes, 400/422 for malformed input, 503 when the queue is
-//! full or the answer is not ready in time. Concurrent requests wait in a
-//! queue per route, and a worker scores everything queued together.
+//! too many texts or bytes, 400/422 for malformed input, 415 for a POST that is
+//! not JSON, 408 for a body that does not arrive in time, 401 without the API key
+//! (when one is set), 421 for a Host not served here, and 503 with `Retry-After`
+//! when the server is full or cannot answer before the request's deadline.
+//! Concurrent requests wait in a queue per route, and a worker scores everything
+//! queued together; a request that cannot be answered in time is refused when it
+//! arrives, not after it times out ([`Batcher`]).
 
 mod batcher;
+pub mod connections;
+mod guard;
 pub mod loadtest;
 mod metrics;
 
-pub use batcher::{BatchError, Batcher};
+pub use batcher::{BatchError, BatchLimits, Batcher};
+pub use connections::ConnectionLimits;
+pub use guard::{Arrival, Security};
 pub use metrics::Metrics;
 
 use ansel_answer::{AnswerError, Answerer, Answers, Ask};
@@ -25,7 +33,7 @@ use ansel_data::{Candidate, Question};
 use ansel_model::ModelError;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Extension, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -42,8 +50,14 @@ pub struct Limits {
     pub max_texts: usize,
     /// Bytes in one request body.
     pub max_body_bytes: usize,
-    /// Words in one text; longer texts are refused unless `truncate` is set.
+    /// Words in one text (and in a query or question); longer texts are refused unless
+    /// `truncate` is set.
     pub max_words_per_text: usize,
+    /// Words in one `/rerank` request, query and texts together: what one client may ask a
+    /// worker to score at once.
+    pub max_request_words: usize,
+    /// Words a worker scores in one batch (a request above it is scored alone).
+    pub max_batch_words: usize,
     /// Answers one `/ask` may request.
     pub max_top_k: usize,
     /// Time from arrival to response; `/ask` also gives its cascade this budget.
@@ -52,6 +66,10 @@ pub struct Limits {
     pub max_batch: usize,
     /// Requests that may wait per route before the server answers 503.
     pub queue_len: usize,
+    /// Time for a request body to arrive once its head has.
+    pub body_timeout: Duration,
+    /// Requests being read, queued or scored at once (all routes); more get 503.
+    pub max_in_flight: usize,
 }
 
 impl Default for Limits {
@@ -60,10 +78,14 @@ impl Default for Limits {
             max_texts: 256,
             max_body_bytes: 1 << 20,
             max_words_per_text: 512,
+            max_request_words: 16_384,
+            max_batch_words: 32_768,
             max_top_k: 50,
             timeout: Duration::from_secs(2),
             max_batch: 32,
             queue_len: 256,
+            body_timeout: Duration::from_secs(10),
+            max_in_flight: 512,
         }
     }
 }
@@ -104,20 +126,32 @@ fn answer_failure(err: &AnswerError) -> ApiError {
 pub struct AppState {
     answerer: Arc<Answerer>,
     limits: Limits,
+    security: Security,
+    in_flight: Arc<tokio::sync::Semaphore>,
     metrics: Arc<Metrics>,
     rerank_queue: Batcher<RerankJob, RerankResult>,
     ask_queue: Batcher<Ask, AskResult>,
 }
 
 impl AppState {
+    /// [`AppState::secured`] open to any caller on any Host (tests, loopback tools).
+    pub fn new(answerer: Answerer, limits: Limits) -> Arc<AppState> {
+        Self::secured(answerer, limits, Security::default())
+    }
+
     /// Starts the workers that score `/rerank` (with the cascade's reranker)
     /// and `/ask` (with the whole cascade) requests in batches.
-    pub fn new(answerer: Answerer, limits: Limits) -> Arc<AppState> {
+    pub fn secured(answerer: Answerer, limits: Limits, security: Security) -> Arc<AppState> {
         let answerer = Arc::new(answerer);
         let metrics = Arc::new(Metrics::default());
+        let batch_limits = BatchLimits {
+            max_jobs: limits.max_batch,
+            max_cost: limits.max_batch_words,
+            queue_len: limits.queue_len,
+        };
         let rerank_queue = {
             let (answerer, metrics) = (answerer.clone(), metrics.clone());
-            Batcher::spawn("rerank", limits.max_batch, limits.queue_len, move |jobs| {
+            Batcher::spawn("rerank", batch_limits, move |jobs| {
                 metrics.batch("rerank", jobs.len());
                 let rerank = &answerer.cascade.rerank;
                 match rerank.score_all(&jobs) {
@@ -132,7 +166,7 @@ impl AppState {
         };
         let ask_queue = {
             let (answerer, metrics) = (answerer.clone(), metrics.clone());
-            Batcher::spawn("ask", limits.max_batch, limits.queue_len, move |asks| {
+            Batcher::spawn("ask", batch_limits, move |asks| {
                 metrics.batch("ask", asks.len());
                 match answerer.ask_batch(&asks) {
                     Ok(results) => results
@@ -145,7 +179,9 @@ impl AppState {
         };
         Arc::new(AppState {
             answerer,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight.max(1))),
             limits,
+            security,
             metrics,
             rerank_queue,
             ask_queue,
@@ -163,37 +199,44 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::guard,
+        ))
         .with_state(state)
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight.
+/// requests in flight within `limits.grace`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    connections::serve(listener, app(state), limits, shutdown).await
 }
 
 /// Binds `addr`, tells `on_listen` the address it got (port 0 picks a free
 /// one), and serves until SIGTERM or Ctrl-C, then finishes the requests in
-/// flight.
+/// flight within the grace period and returns, stalled clients or not.
 pub fn run(
     addr: std::net::SocketAddr,
     state: Arc<AppState>,
+    limits: ConnectionLimits,
     on_listen: impl FnOnce(std::net::SocketAddr),
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         on_listen(listener.local_addr()?);
-        serve(listener, state, shutdown_signal()).await
-    })
+        serve(listener, state, limits, shutdown_signal()).await
+    });
+    // Connections still open after the grace period are dropped, not waited for.
+    runtime.shutdown_background();
+    served
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -224,6 +267,8 @@ struct ApiError {
     status: StatusCode,
     error_type: &'static str,
     message: String,
+    /// Sent as `Retry-After` (whole seconds, at least 1).
+    retry_after: Option<Duration>,
 }
 
 impl ApiError {
@@ -232,6 +277,15 @@ impl ApiError {
             status,
             error_type,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 503 with `Retry-After`.
+    fn overloaded(message: impl Into<String>, retry_after: Duration) -> Self {
+        ApiError {
+            retry_after: Some(retry_after),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "Overloaded", message)
         }
     }
 
@@ -245,10 +299,19 @@ impl ApiError {
 
     fn from_batch(error: BatchError) -> Self {
         match error {
-            BatchError::QueueFull => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Overloaded",
-                "too many requests waiting; retry later",
+            BatchError::QueueFull => {
+                Self::overloaded("too many requests waiting; retry later", Duration::from_secs(1))
+            }
+            BatchError::WouldMissDeadline { retry_after } => Self::overloaded(
+                format!(
+                    "the work queued ahead would take about {} ms, past this request's deadline; retry later",
+                    retry_after.as_millis()
+                ),
+                retry_after,
+            ),
+            BatchError::Expired => Self::overloaded(
+                "the deadline passed while the request waited; retry later",
+                Duration::from_secs(1),
             ),
             BatchError::WorkerGone => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -262,7 +325,14 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({"error": self.message, "error_type": self.error_type});
-        json_response(self.status, &body)
+        let mut response = json_response(self.status, &body);
+        if let Some(after) = self.retry_after {
+            let seconds = after.as_secs_f64().ceil().max(1.0) as u64;
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -331,22 +401,27 @@ fn parse_body<T: serde::de::DeserializeOwned>(
     ansel_model::json::from_value(value, "").map_err(invalid)
 }
 
-/// Waits for a queued job within the request's time limit.
+/// Waits for a queued job until the request's deadline.
 async fn within_time<T>(
-    limit: Duration,
+    deadline: Instant,
     job: impl Future<Output = Result<T, BatchError>>,
 ) -> ApiResult<T> {
-    match tokio::time::timeout(limit, job).await {
+    match tokio::time::timeout_at(deadline.into(), job).await {
         Ok(result) => result.map_err(ApiError::from_batch),
-        Err(_) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Overloaded",
-            format!("no answer within {} ms", limit.as_millis()),
+        Err(_) => Err(ApiError::overloaded(
+            "no answer before the request's deadline",
+            Duration::from_secs(1),
         )),
     }
 }
 
+/// When the request arrived (set by the guard; now, for a router used without it).
+fn arrived(arrival: Option<Extension<Arrival>>) -> Instant {
+    arrival.map_or_else(Instant::now, |Extension(Arrival(at))| at)
+}
+
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RerankRequest {
     query: String,
     texts: Vec<String>,
@@ -377,14 +452,17 @@ struct Rank {
 
 async fn rerank(
     State(state): State<Arc<AppState>>,
+    arrival: Option<Extension<Arrival>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/rerank", async {
         let limits = &state.limits;
         let request: RerankRequest = parse_body(body, limits.max_body_bytes)?;
         if request.query.trim().is_empty() {
             return Err(ApiError::validation("`query` is empty"));
         }
+        let mut words = within_words(&request.query, "query", limits.max_words_per_text)?;
         if request.texts.is_empty() {
             return Err(ApiError::validation("`texts` is empty"));
         }
@@ -409,6 +487,14 @@ async fn rerank(
                     limits.max_words_per_text
                 ))
             })?;
+            words += word_count(&text);
+            if words > limits.max_request_words {
+                return Err(ApiError::too_large(format!(
+                    "the request has more than {} words to score (query and texts together); \
+                     split it",
+                    limits.max_request_words
+                )));
+            }
             candidates.push(Candidate {
                 id: index.to_string(),
                 text,
@@ -421,7 +507,8 @@ async fn rerank(
             text: request.query.clone(),
             candidates,
         };
-        let scores = within_time(limits.timeout, state.rerank_queue.submit(question)).await??;
+        let scores = state.rerank_queue.submit(question, words, deadline);
+        let scores = within_time(deadline, scores).await??;
         Ok(ranks(
             scores,
             &request.texts,
@@ -430,6 +517,21 @@ async fn rerank(
         ))
     })
     .await
+}
+
+fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// The words of `text` (field `name`), or 413 when there are more than `max`.
+fn within_words(text: &str, name: &str, max: usize) -> ApiResult<usize> {
+    let words = word_count(text);
+    if words > max {
+        return Err(ApiError::too_large(format!(
+            "`{name}` has {words} words, more than the limit of {max}"
+        )));
+    }
+    Ok(words)
 }
 
 /// `text` cut to `max_words` words (from the end with `Left`), or `None` when
@@ -488,31 +590,40 @@ fn default_top_k() -> usize {
     5
 }
 
-async fn ask(State(state): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> Response {
+async fn ask(
+    State(state): State<Arc<AppState>>,
+    arrival: Option<Extension<Arrival>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let arrival = arrived(arrival);
+    let deadline = arrival + state.limits.timeout;
     measured(&state, "/ask", async {
         let limits = &state.limits;
         let request: AskRequest = parse_body(body, limits.max_body_bytes)?;
         if request.question.trim().is_empty() {
             return Err(ApiError::validation("`question` is empty"));
         }
+        let words = within_words(&request.question, "question", limits.max_words_per_text)?;
         if request.top_k == 0 || request.top_k > limits.max_top_k {
             return Err(ApiError::validation(format!(
                 "`top_k` must be between 1 and {}, found {}",
                 limits.max_top_k, request.top_k
             )));
         }
-        // The cascade stops reranking in time to answer within the limit.
+        // The cascade stops reranking in time to answer within the limit; the budget counts
+        // from the request's arrival, so time spent reading and waiting is already spent.
         let budget = request
             .budget_ms
             .map(Duration::from_millis)
             .unwrap_or(limits.timeout)
-            .min(limits.timeout / 2);
+            .min(limits.timeout / 2)
+            .saturating_sub(arrival.elapsed());
         let job = Ask {
             question: request.question,
             top_k: request.top_k,
             budget: Some(budget),
         };
-        within_time(limits.timeout, state.ask_queue.submit(job)).await?
+        within_time(deadline, state.ask_queue.submit(job, words, deadline)).await?
     })
     .await
 }

@@ -16,6 +16,11 @@ fn state_with_reranker(
     limits: Limits,
     rerank: Box<dyn ansel_model::Ranker>,
 ) -> Arc<AppState> {
+    AppState::new(bee_answerer(dir, rerank), limits)
+}
+
+/// An answerer over a one-document index about bees.
+fn bee_answerer(dir: &std::path::Path, rerank: Box<dyn ansel_model::Ranker>) -> Answerer {
     let index = SentenceIndex::open_or_create(dir).unwrap();
     let mut writer = index.writer().unwrap();
     writer
@@ -29,7 +34,7 @@ fn state_with_reranker(
         .unwrap();
     writer.commit().unwrap();
     index.reload().unwrap();
-    let answerer = Answerer {
+    Answerer {
         index,
         cascade: Cascade {
             retrieve: 10,
@@ -37,8 +42,7 @@ fn state_with_reranker(
             rerank,
             rerank_chunk: 8,
         },
-    };
-    AppState::new(answerer, limits)
+    }
 }
 
 async fn call(state: &Arc<AppState>, method: &str, uri: &str, body: &str) -> (StatusCode, String) {
@@ -259,7 +263,7 @@ async fn a_bounded_load_test_over_tcp_passes_and_shutdown_is_graceful() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, state, async {
+    let server = tokio::spawn(serve(listener, state, ConnectionLimits::default(), async {
         let _ = stopped.await;
     }));
     let plan = loadtest::LoadPlan {
@@ -329,7 +333,10 @@ async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
     // The worker takes this one and blocks in the model: no answer in time.
     let (status, text) = call(&state, "POST", "/rerank", body).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
-    assert!(text.contains("no answer within 50 ms"), "{text}");
+    assert!(
+        text.contains("no answer before the request's deadline"),
+        "{text}"
+    );
     // One request may wait in the queue; the next is refused at once.
     let waiting = tokio::spawn({
         let state = state.clone();
@@ -398,4 +405,209 @@ async fn a_model_that_cannot_score_the_input_gets_422_and_others_in_the_batch_st
     assert!(odd_reply.1.contains("cannot score odd questions"));
     assert_eq!(fine_reply.0, StatusCode::OK, "{}", fine_reply.1);
     assert_eq!(json(&fine_reply.1)[0]["index"], 1);
+}
+
+fn secured_state(dir: &std::path::Path, security: Security) -> Arc<AppState> {
+    let wo_rr = ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap();
+    AppState::secured(bee_answerer(dir, wo_rr), Limits::default(), security)
+}
+
+async fn send(state: &Arc<AppState>, request: Request<Body>) -> (StatusCode, String) {
+    let response = app(state.clone()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn the_api_key_host_list_and_json_content_type_are_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let security = Security {
+        api_key: Some("s3cret".into()),
+        allowed_hosts: Security::hosts_for("127.0.0.1".parse().unwrap(), &[]),
+        cors_origin: None,
+    };
+    let state = secured_state(dir.path(), security);
+    let body = r#"{"query": "bees", "texts": ["bees live in hives"]}"#;
+    let post = |host: &str, key: Option<&str>, content_type: &str, body: &str| {
+        let mut request = Request::builder()
+            .method("POST")
+            .uri("/rerank")
+            .header("host", host)
+            .header("content-type", content_type);
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        request.body(Body::from(body.to_string())).unwrap()
+    };
+    let (status, text) = send(
+        &state,
+        post("localhost:8080", Some("s3cret"), "application/json", body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let (status, text) = send(
+        &state,
+        post("localhost:8080", None, "application/json", body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
+    assert_eq!(json(&text)["error_type"], "Unauthorized");
+    let (status, _) = send(
+        &state,
+        post("localhost", Some("wrong!"), "application/json", body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // A DNS-rebinding page reaches the server under its own name.
+    let (status, text) = send(
+        &state,
+        post(
+            "evil.example:8080",
+            Some("s3cret"),
+            "application/json",
+            body,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{text}");
+    // A cross-site form or fetch without a preflight can only send text/plain.
+    let (status, text) = send(
+        &state,
+        post("127.0.0.1", Some("s3cret"), "text/plain", body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{text}");
+    let unknown = r#"{"query": "bees", "texts": ["bees"], "colour": "red"}"#;
+    let (status, text) = send(
+        &state,
+        post("127.0.0.1", Some("s3cret"), "application/json", unknown),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+    assert!(text.contains("colour"), "{text}");
+    // /health stays open for load balancers; /metrics does not.
+    let get = |uri: &str| {
+        Request::builder()
+            .uri(uri)
+            .header("host", "localhost")
+            .body(Body::empty())
+            .unwrap()
+    };
+    assert_eq!(send(&state, get("/health")).await.0, StatusCode::OK);
+    assert_eq!(
+        send(&state, get("/metrics")).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+/// Serves `state` on a free loopback port until the returned sender fires.
+async fn serve_on_loopback(
+    state: Arc<AppState>,
+    limits: ConnectionLimits,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serve(listener, state, limits, async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, server)
+}
+
+/// Reads what the server sends until it closes the connection (or 5 s pass).
+async fn read_to_close(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        stream.read_to_end(&mut out),
+    )
+    .await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_idle_clients_are_cut_off_and_connections_beyond_the_cap_get_503() {
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpStream;
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let limits = ConnectionLimits {
+        header_timeout: std::time::Duration::from_millis(300),
+        max_connections: 3,
+        grace: std::time::Duration::from_millis(200),
+    };
+    let (addr, stop, server) = serve_on_loopback(state, limits).await;
+    let started = std::time::Instant::now();
+    // Two clients that never finish their request head, one that never sends anything.
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /health HTTP/1.1\r\nHost: loc")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // The cap is reached: the next connection is told so at once.
+    let mut refused = TcpStream::connect(addr).await.unwrap();
+    let answer = read_to_close(&mut refused).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("Retry-After: 1"), "{answer}");
+    // The header timeout closes all three.
+    for stream in slow.iter_mut().chain([&mut idle]) {
+        read_to_close(stream).await;
+    }
+    let cut_after = started.elapsed();
+    assert!(
+        cut_after < std::time::Duration::from_secs(3),
+        "{cut_after:?}"
+    );
+    // Their slots are free again: a new client is served.
+    let mut fresh = TcpStream::connect(addr).await.unwrap();
+    fresh
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_to_close(&mut fresh).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_finishes_within_the_grace_period_despite_a_stalled_client() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let limits = ConnectionLimits {
+        grace: std::time::Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    };
+    let (addr, stop, server) = serve_on_loopback(state, limits).await;
+    // A body promised and never sent: the request is in flight until its body timeout (10 s).
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(
+            b"POST /rerank HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"query\":",
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let asked = std::time::Instant::now();
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+    let took = asked.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(250) && took < std::time::Duration::from_secs(2),
+        "shutdown took {took:?}"
+    );
 }

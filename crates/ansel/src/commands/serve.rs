@@ -1,5 +1,5 @@
 use super::cascade::CascadeArgs;
-use ansel_server::{AppState, Limits};
+use ansel_server::{AppState, ConnectionLimits, Limits, Security};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;
@@ -13,6 +13,16 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port (printed at start).
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Require `Authorization: Bearer KEY` on every route but /health.
+    #[arg(long, env = "ANSEL_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// A host name clients may reach the server by (the `Host` header), besides localhost and
+    /// the bound address; repeat for more. Guards against DNS rebinding.
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+    /// The one origin whose web pages may call the API (CORS); off by default.
+    #[arg(long)]
+    cors_origin: Option<String>,
     /// Texts one /rerank request may send.
     #[arg(long, default_value_t = Limits::default().max_texts)]
     max_texts: usize,
@@ -22,7 +32,14 @@ pub struct ServeArgs {
     /// Words one /rerank text may have (longer ones need "truncate": true).
     #[arg(long, default_value_t = Limits::default().max_words_per_text)]
     max_words_per_text: usize,
-    /// Milliseconds a request may take before it gets 503.
+    /// Words one /rerank request may send, query and texts together (413 beyond).
+    #[arg(long, default_value_t = Limits::default().max_request_words)]
+    max_request_words: usize,
+    /// Words a worker scores in one batch.
+    #[arg(long, default_value_t = Limits::default().max_batch_words)]
+    max_batch_words: usize,
+    /// Milliseconds from a request's arrival to its deadline; a request that cannot be
+    /// answered by then gets 503 with Retry-After.
     #[arg(long, default_value_t = Limits::default().timeout.as_millis() as u64)]
     timeout_ms: u64,
     /// Requests scored together in one batch.
@@ -31,6 +48,22 @@ pub struct ServeArgs {
     /// Requests that may wait per route before the server answers 503.
     #[arg(long, default_value_t = Limits::default().queue_len)]
     queue: usize,
+    /// Requests being read, queued or scored at once, all routes together.
+    #[arg(long, default_value_t = Limits::default().max_in_flight)]
+    max_in_flight: usize,
+    /// Milliseconds a request body may take to arrive (408 after).
+    #[arg(long, default_value_t = Limits::default().body_timeout.as_millis() as u64)]
+    body_timeout_ms: u64,
+    /// Milliseconds a client may take to send a request head, and an idle kept-alive
+    /// connection may wait for its next request, before it is closed.
+    #[arg(long, default_value_t = ConnectionLimits::default().header_timeout.as_millis() as u64)]
+    header_timeout_ms: u64,
+    /// Open connections; more are answered 503 and closed at once.
+    #[arg(long, default_value_t = ConnectionLimits::default().max_connections)]
+    max_connections: usize,
+    /// Milliseconds in-flight requests get to finish after SIGTERM or Ctrl-C.
+    #[arg(long, default_value_t = ConnectionLimits::default().grace.as_millis() as u64)]
+    grace_ms: u64,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -39,13 +72,34 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_texts: args.max_texts,
         max_body_bytes: args.max_body_bytes,
         max_words_per_text: args.max_words_per_text,
+        max_request_words: args.max_request_words,
+        max_batch_words: args.max_batch_words,
         timeout: Duration::from_millis(args.timeout_ms),
         max_batch: args.max_batch,
         queue_len: args.queue,
+        body_timeout: Duration::from_millis(args.body_timeout_ms),
+        max_in_flight: args.max_in_flight,
         ..Limits::default()
     };
-    let state = AppState::new(answerer, limits);
-    ansel_server::run(args.addr, state, |addr| {
+    let ip = args.addr.ip();
+    if !ip.is_loopback() && args.api_key.is_none() {
+        eprintln!(
+            "ansel serve: warning: listening on {ip}, reachable from other machines, without an \
+             API key; anyone who can connect can read the index (set --api-key or ANSEL_API_KEY)"
+        );
+    }
+    let security = Security {
+        api_key: args.api_key.filter(|k| !k.is_empty()),
+        allowed_hosts: Security::hosts_for(ip, &args.allow_hosts),
+        cors_origin: args.cors_origin,
+    };
+    let connections = ConnectionLimits {
+        header_timeout: Duration::from_millis(args.header_timeout_ms),
+        max_connections: args.max_connections,
+        grace: Duration::from_millis(args.grace_ms),
+    };
+    let state = AppState::secured(answerer, limits, security);
+    ansel_server::run(args.addr, state, connections, |addr| {
         // Scripts read this line to find a port picked with :0.
         println!("ansel serve: listening on http://{addr}");
         let _ = std::io::stdout().flush();

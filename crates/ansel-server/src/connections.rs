@@ -1,0 +1,97 @@
+//! The accept loop: hyper connections with a header-read timeout (which also ends idle
+//! keep-alive connections: hyper starts it whenever a connection waits for a request head), a
+//! bounded header buffer, a cap on open connections (beyond it, a fast 503 and close), and a
+//! shutdown that drains in-flight requests for a grace period, then returns whatever stalled
+//! clients still hold.
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Connection-level limits.
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// Time to receive a request head, and to wait for the next one on a kept-alive connection.
+    pub header_timeout: Duration,
+    /// Open connections; more are answered 503 and closed at once.
+    pub max_connections: usize,
+    /// After shutdown is asked for: time in-flight requests get to finish.
+    pub grace: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            max_connections: 512,
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Largest request head (and read buffer) a connection may hold: bounds what a client that
+/// never finishes its headers can make the server keep.
+const MAX_BUFFER: usize = 64 * 1024;
+
+const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\
+Retry-After: 1\r\nConnection: close\r\nContent-Length: 76\r\n\r\n\
+{\"error\":\"too many open connections; retry later\",\"error_type\":\"Overloaded\"}";
+
+/// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets the
+/// requests in flight finish for `limits.grace`, and returns.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(MAX_BUFFER)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                // Out of file descriptors or a connection reset before accept: keep serving.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tokio::spawn(async move {
+                let mut stream = stream;
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), stream.write_all(REFUSAL)).await;
+            });
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(limits.grace, graceful.shutdown()).await;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+"""Writes docs/results/squad-transfer.md from the rows of scripts/bench-squad-transfer.sh.
+
+    python3 scripts/squad-transfer-report.py ROWS.jsonl OUT.md
+"""
+import json
+import os
+import statistics
+import sys
+
+rows_path, out_path = sys.argv[1], sys.argv[2]
+rows = [json.loads(l) for l in open(rows_path) if l.strip()]
+by = {(r["set"], r["model"]): r for r in rows}
+models = list(dict.fromkeys(r["model"] for r in rows))
+DEV = ["WikiQA dev", "TrecQA dev-filtered", "SQuAD-sent dev", "SQuAD-sent dev-x"]
+TEST = ["WikiQA test", "TrecQA test-filtered", "SQuAD-sent test", "SQuAD-sent test-x"]
+
+
+def cell(set_name, model):
+    r = by.get((set_name, model))
+    return "" if r is None else f"{r['MAP']:.3f} / {r['P@1']:.3f}"
+
+
+def ask_cell(set_name, model):
+    r = by.get((set_name, model))
+    if r is None:
+        return ""
+    return f"{r['P@1']:.3f} / {r['MRR']:.3f} / {r['p50_ms']:.0f}"
+
+
+def training(model):
+    """Median training pairs/s and hours from a model directory's train-log.jsonl."""
+    log = os.path.join(model if os.path.isdir(model) else os.path.join("models", model), "train-log.jsonl")
+    if not os.path.exists(log):
+        return ""
+    steps = [json.loads(l) for l in open(log) if l.strip()]
+    rates = [s["pairs_per_s"] for s in steps if "pairs_per_s" in s]
+    seconds = max((s.get("elapsed_s", 0) for s in steps), default=0)
+    if not rates:
+        return ""
+    return f"{statistics.median(rates):.1f} pairs/s, {seconds / 3600:.2f} h"
+
+
+out = []
+w = out.append
+w("# A stronger encoder and SQuAD-scale transfer\n")
+w("Produced by `bash scripts/bench-squad-transfer.sh` (`MODELS=...`; rows in `squad-transfer.jsonl`,")
+w("`REPORT_ONLY=1` rewrites this page). Data: `bash scripts/squad-sent-data.sh` splits SQuAD v1.1 train by")
+w("article (seed 13: 22 dev and 22 test articles held out, 398 for training; `data/squad-sent/split.json`).")
+w("SQuAD-sent lists are a held-out paragraph's sentences (positive: the sentence holding the answer span);")
+w("`-x` adds the 10 BM25-best sentences of *other* articles, which a model must learn to put below the")
+w("answer. The SQuAD-sent rows score a seeded sample of 500 questions per split. `(ask)` is `ansel eval-ask`")
+w("over an index of the 22 held-out articles (BM25 retrieves 100 sentences, BM25 keeps 30, the model")
+w("reranks): P@1 / MRR of the first sentence containing the answer text, and the median ms per question")
+w("on this 2-core machine while other work ran (latency only indicative). WikiQA rows score the answered")
+w("questions; TrecQA rows the filtered sets. `a+b` fuses standardised scores.\n")
+w("## Dev sets (choose here): MAP / P@1\n")
+w("| model | " + " | ".join(DEV) + " |")
+w("|---|" + "---|" * len(DEV))
+for m in models:
+    w(f"| `{m}` | " + " | ".join(cell(s, m) for s in DEV) + " |")
+w("\n## Test sets (report only): MAP / P@1\n")
+w("| model | " + " | ".join(TEST) + " |")
+w("|---|" + "---|" * len(TEST))
+for m in models:
+    w(f"| `{m}` | " + " | ".join(cell(s, m) for s in TEST) + " |")
+w("\n## Answering from the held-out articles (`eval-ask`): P@1 / MRR / median ms\n")
+w("| model | SQuAD dev (ask) | SQuAD test (ask) | training |")
+w("|---|---|---|---|")
+for m in models:
+    w(f"| `{m}` | {ask_cell('SQuAD dev (ask)', m)} | {ask_cell('SQuAD test (ask)', m)} | {training(m)} |")
+tmp = out_path + ".tmp"
+with open(tmp, "w") as f:
+    f.write("\n".join(out) + "\n")
+os.replace(tmp, out_path)
