@@ -3,6 +3,7 @@
 
 use crate::IndexError;
 use serde::Deserialize;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// One document: its sentences become the index's records.
@@ -50,17 +51,50 @@ fn has_document_extension(path: &Path) -> bool {
         .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+/// The largest document read by default (a text file, or one JSON line): what one document
+/// may cost in memory while it is indexed.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 64 << 20;
+
 /// Reads the documents of one file. `id_base` names a text or Markdown file's
 /// document (its path relative to the folder given on the command line).
 pub fn read_file(path: &Path, id_base: &str) -> Result<Vec<Document>, IndexError> {
-    let bytes = std::fs::read(path).map_err(|e| IndexError::io(path, e))?;
+    let mut documents = Vec::new();
+    for_each_document(path, id_base, DEFAULT_MAX_DOCUMENT_BYTES, |d| {
+        documents.push(d);
+        Ok::<(), IndexError>(())
+    })?;
+    Ok(documents)
+}
+
+/// Hands `each` the documents of one file in order, holding one at a time: memory stays a
+/// multiple of the largest document, not of the file. A document (or JSON line) over
+/// `max_bytes` is an error naming the file and line.
+pub fn for_each_document<E: From<IndexError>>(
+    path: &Path,
+    id_base: &str,
+    max_bytes: usize,
+    mut each: impl FnMut(Document) -> Result<(), E>,
+) -> Result<(), E> {
+    let file = std::fs::File::open(path).map_err(|e| IndexError::io(path, e))?;
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
     if extension == "jsonl" || extension == "ndjson" {
-        return read_jsonl(path, &bytes);
+        return for_each_json_line(path, std::io::BufReader::new(file), max_bytes, each);
+    }
+    let size = file.metadata().map_err(|e| IndexError::io(path, e))?.len();
+    if size > max_bytes as u64 {
+        return Err(too_large(path, 1, "the document", Some(size), max_bytes).into());
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| IndexError::io(path, e))?;
+    if bytes.len() > max_bytes {
+        // The file grew while it was read.
+        return Err(too_large(path, 1, "the document", None, max_bytes).into());
     }
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
@@ -70,12 +104,25 @@ pub fn read_file(path: &Path, id_base: &str) -> Result<Vec<Document>, IndexError
         IndexError::malformed(path, line, "invalid UTF-8")
     })?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(id_base);
-    Ok(vec![document_from_text(id_base, stem, &text)])
+    each(document_from_text(id_base, stem, text))
+}
+
+/// `what` (at `line` of `path`) has more than `max` bytes: `size` where known.
+fn too_large(path: &Path, line: usize, what: &str, size: Option<u64>, max: usize) -> IndexError {
+    let size = size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
+    IndexError::malformed(
+        path,
+        line,
+        format!(
+            "{what} is larger than the limit of {max} bytes{size}; split it, or raise \
+             --max-document-bytes"
+        ),
+    )
 }
 
 /// A text or Markdown document: a leading `# heading` (or a short first line
 /// followed by a blank line) is its title, otherwise the file name is.
-fn document_from_text(id: &str, file_stem: &str, text: &str) -> Document {
+fn document_from_text(id: &str, file_stem: &str, text: String) -> Document {
     let body = text.trim_start();
     let (first_line, rest) = body.split_once('\n').unwrap_or((body, ""));
     let first = first_line.trim();
@@ -88,16 +135,28 @@ fn document_from_text(id: &str, file_stem: &str, text: &str) -> Document {
         && rest.starts_with(['\n', '\r']))
     .then_some(first);
     match heading.or(plain_title) {
-        Some(title) => Document {
-            id: id.to_string(),
-            title: title.to_string(),
-            text: rest.to_string(),
-        },
-        None => Document {
-            id: id.to_string(),
-            title: file_stem.replace(['_', '-'], " "),
-            text: body.to_string(),
-        },
+        Some(title) => {
+            let title = title.to_string();
+            // Drop the title line in place rather than copying the rest of a large document.
+            let body_start = text.len() - rest.len();
+            let mut text = text;
+            text.drain(..body_start);
+            Document {
+                id: id.to_string(),
+                title,
+                text,
+            }
+        }
+        None => {
+            let leading = text.len() - body.len();
+            let mut text = text;
+            text.drain(..leading);
+            Document {
+                id: id.to_string(),
+                title: file_stem.replace(['_', '-'], " "),
+                text,
+            }
+        }
     }
 }
 
@@ -112,16 +171,31 @@ struct JsonDocument {
 }
 
 /// JSON lines, one `{"id", "title", "text"}` object a line; `id` defaults to
-/// `FILE:LINE`, `title` to the id.
-fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Document>, IndexError> {
-    let mut documents = Vec::new();
-    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = index + 1;
+/// `FILE:LINE`, `title` to the id. Read a line at a time, each at most `max_bytes`.
+fn for_each_json_line<E: From<IndexError>>(
+    path: &Path,
+    mut reader: impl BufRead,
+    max_bytes: usize,
+    mut each: impl FnMut(Document) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut raw = Vec::new();
+    for line in 1.. {
+        raw.clear();
+        let read = (&mut reader)
+            .take(max_bytes as u64 + 1)
+            .read_until(b'\n', &mut raw)
+            .map_err(|e| IndexError::io(path, e))?;
+        if read == 0 {
+            return Ok(());
+        }
+        if raw.len() > max_bytes {
+            return Err(too_large(path, line, "the line", None, max_bytes).into());
+        }
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         // Syntax, then the fields: the error names the field at fault (`field `text`: ...`).
-        let record: JsonDocument = serde_json::from_slice::<serde_json::Value>(raw)
+        let record: JsonDocument = serde_json::from_slice::<serde_json::Value>(&raw)
             .map_err(|e| e.to_string())
             .and_then(|value| ansel_data::json::from_value(value, ""))
             .map_err(|message| IndexError::malformed(path, line, message))?;
@@ -129,15 +203,15 @@ fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Document>, IndexError> {
             .id
             .unwrap_or_else(|| format!("{}:{line}", path.display()));
         if id.is_empty() {
-            return Err(IndexError::malformed(path, line, "field `id`: empty"));
+            return Err(IndexError::malformed(path, line, "field `id`: empty").into());
         }
-        documents.push(Document {
+        each(Document {
             title: record.title.unwrap_or_else(|| id.clone()),
             id,
             text: record.text,
-        });
+        })?;
     }
-    Ok(documents)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -145,13 +219,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn documents_and_lines_over_the_size_limit_name_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("long.txt");
+        std::fs::write(&text, "word ".repeat(100)).unwrap();
+        let err = for_each_document(&text, "long.txt", 400, |_| Ok::<(), IndexError>(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "long.txt:1: the document is larger than the limit of 400 bytes (500 bytes)"
+            ),
+            "{err}"
+        );
+        let lines = dir.path().join("docs.jsonl");
+        let long = format!("{{\"text\": \"{}\"}}", "word ".repeat(100));
+        std::fs::write(&lines, format!("{{\"text\": \"Hi.\"}}\n{long}\n")).unwrap();
+        let mut seen = 0;
+        let err = for_each_document(&lines, "docs.jsonl", 400, |_| {
+            seen += 1;
+            Ok::<(), IndexError>(())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("docs.jsonl:2: the line is larger than the limit of 400 bytes"),
+            "{err}"
+        );
+        assert_eq!(seen, 1, "documents before the long line were handed over");
+        // Within the limit, both read.
+        assert_eq!(read_file(&lines, "docs.jsonl").unwrap().len(), 2);
+    }
+
+    #[test]
     fn titles_come_from_headings_short_first_lines_or_file_names() {
-        let md = document_from_text("a.md", "a", "# The Nile\n\nThe Nile is long.\n");
+        let md = document_from_text("a.md", "a", "# The Nile\n\nThe Nile is long.\n".into());
         assert_eq!(md.title, "The Nile");
         assert_eq!(md.text.trim(), "The Nile is long.");
-        let txt = document_from_text("b.txt", "b", "Bees\n\nBees make honey.");
+        let txt = document_from_text("b.txt", "b", "Bees\n\nBees make honey.".into());
         assert_eq!(txt.title, "Bees");
-        let untitled = document_from_text("c.txt", "river_notes", "Rivers flow. They end.");
+        let untitled = document_from_text("c.txt", "river_notes", "Rivers flow. They end.".into());
         assert_eq!(untitled.title, "river notes");
         assert_eq!(untitled.text, "Rivers flow. They end.");
     }

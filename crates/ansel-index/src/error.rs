@@ -18,6 +18,13 @@ pub enum IndexError {
     NotAnIndex(PathBuf),
     #[error("{}: holds other files but no ansel index; use a new or empty folder for the index", .0.display())]
     NotEmpty(PathBuf),
+    #[error("index {}: writing failed: {cause}; the documents committed before are kept and \
+             {cleanup}", path.display())]
+    WriteFailed {
+        path: PathBuf,
+        cause: String,
+        cleanup: String,
+    },
     #[error("index {}: {source}", path.display())]
     Tantivy {
         path: PathBuf,

@@ -1,6 +1,7 @@
 //! The sentence index: one tantivy document per sentence, searched with BM25.
 
-use crate::{document_sentences, Document, IndexError, SentenceRecord};
+use crate::sentences::sentence_texts;
+use crate::{Document, IndexError, SentenceRecord};
 use std::path::{Path, PathBuf};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{QueryParser, TermQuery};
@@ -14,6 +15,9 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 const TITLE_BOOST: f32 = 0.5;
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_MEMORY_BYTES: usize = 50_000_000;
+
+/// Free space below which a failed write is put down to a full disk.
+const LOW_SPACE_BYTES: u64 = 2 * WRITER_MEMORY_BYTES as u64;
 
 #[derive(Clone, Copy)]
 struct Fields {
@@ -136,7 +140,8 @@ impl SentenceIndex {
             .writer_with_num_threads(1, WRITER_MEMORY_BYTES)
             .map_err(|e| IndexError::tantivy(&self.dir, e))?;
         Ok(SentenceWriter {
-            writer,
+            writer: Some(writer),
+            index: self.index.clone(),
             fields: self.fields,
             dir: self.dir.clone(),
         })
@@ -246,7 +251,9 @@ impl SentenceIndex {
 
 /// Adds documents; nothing is durable or visible until [`SentenceWriter::commit`].
 pub struct SentenceWriter {
-    writer: IndexWriter,
+    /// `None` once a write failed: the writer was dropped and its leftovers removed.
+    writer: Option<IndexWriter>,
+    index: Index,
     fields: Fields,
     dir: PathBuf,
 }
@@ -256,35 +263,79 @@ impl SentenceWriter {
     /// returns how many sentences it has.
     pub fn add(&mut self, document: &Document) -> Result<usize, IndexError> {
         let f = self.fields;
-        self.writer
-            .delete_term(Term::from_field_text(f.doc_id, &document.id));
-        let sentences = document_sentences(document);
-        for s in &sentences {
+        let writer = self.live()?;
+        writer.delete_term(Term::from_field_text(f.doc_id, &document.id));
+        // One sentence record at a time: a large document is not held three times over
+        // (text, previous, next) on top of the writer's own buffer.
+        let texts = sentence_texts(&document.text);
+        for (position, text) in texts.iter().enumerate() {
             let mut doc = TantivyDocument::default();
-            doc.add_text(f.doc_id, &s.doc_id);
-            doc.add_text(f.title, &s.title);
-            doc.add_u64(f.position, s.position as u64);
-            doc.add_text(f.text, &s.text);
-            if let Some(prev) = &s.prev {
+            doc.add_text(f.doc_id, &document.id);
+            doc.add_text(f.title, &document.title);
+            doc.add_u64(f.position, position as u64);
+            doc.add_text(f.text, text);
+            if let Some(prev) = position.checked_sub(1).map(|p| &texts[p]) {
                 doc.add_text(f.prev, prev);
             }
-            if let Some(next) = &s.next {
+            if let Some(next) = texts.get(position + 1) {
                 doc.add_text(f.next, next);
             }
-            self.writer
-                .add_document(doc)
-                .map_err(|e| IndexError::tantivy(&self.dir, e))?;
+            if let Err(e) = writer.add_document(doc) {
+                return Err(self.failed(e));
+            }
         }
-        Ok(sentences.len())
+        Ok(texts.len())
     }
 
     /// Makes everything added so far durable and visible, atomically: a crash
     /// before this returns leaves the index as it was at the previous commit.
     pub fn commit(&mut self) -> Result<(), IndexError> {
-        self.writer
-            .commit()
-            .map(|_| ())
-            .map_err(|e| IndexError::tantivy(&self.dir, e))
+        match self.live()?.commit() {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    fn live(&mut self) -> Result<&mut IndexWriter, IndexError> {
+        self.writer.as_mut().ok_or_else(|| IndexError::WriteFailed {
+            path: self.dir.clone(),
+            cause: "an earlier write failed".into(),
+            cleanup: "this writer takes no more documents; open a new one".into(),
+        })
+    }
+
+    /// After a failed write (a full disk, most often): drops the writer, which tantivy has
+    /// usually stopped already, removes the files the failed write left (they are in no
+    /// commit), and says why it failed. The index stays as at its last commit and takes
+    /// writes again once the cause is gone.
+    fn failed(&mut self, error: tantivy::TantivyError) -> IndexError {
+        drop(self.writer.take());
+        // Tantivy's indexing thread reports an I/O error only as "writer killed": name the
+        // likely cause when the disk is (nearly) full.
+        let cause = match fs4::available_space(&self.dir) {
+            Ok(free) if free < LOW_SPACE_BYTES => format!(
+                "no space left on the device that holds it ({free} bytes free); \
+                 free some space and index again ({error})"
+            ),
+            _ => error.to_string(),
+        };
+        let cleanup = match self.remove_leftovers() {
+            Ok(0) => "no partial files were left".to_string(),
+            Ok(n) => format!("the {n} partial files the failed write left were removed"),
+            Err(e) => format!("removing the partial files failed too ({e})"),
+        };
+        IndexError::WriteFailed {
+            path: self.dir.clone(),
+            cause,
+            cleanup,
+        }
+    }
+
+    /// Deletes the index files no commit refers to; how many went.
+    fn remove_leftovers(&self) -> tantivy::Result<usize> {
+        let writer: IndexWriter = self.index.writer_with_num_threads(1, WRITER_MEMORY_BYTES)?;
+        let result = writer.garbage_collect_files().wait()?;
+        Ok(result.deleted_files.len())
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::Document;
 use ansel_text::split_sentences;
+use std::borrow::Cow;
 
 /// One indexed sentence with the context answers are shown in.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -20,46 +21,59 @@ pub struct SentenceRecord {
 /// answers, and are left out; list markers and inline Markdown (emphasis,
 /// code, links) are removed.
 pub fn document_sentences(document: &Document) -> Vec<SentenceRecord> {
-    let prose = without_code_and_tables(&document.text);
-    let texts: Vec<String> = split_sentences(&prose)
-        .iter()
-        .map(|span| span.text(&prose))
-        .filter(|s| !s.starts_with('#'))
-        .map(clean_sentence)
-        .filter(|s| s.chars().any(char::is_alphanumeric))
-        .collect();
-    texts
-        .iter()
-        .enumerate()
-        .map(|(position, text)| SentenceRecord {
+    let texts = sentence_texts(&document.text);
+    (0..texts.len())
+        .map(|position| SentenceRecord {
             doc_id: document.id.clone(),
             title: document.title.clone(),
             position,
-            text: text.clone(),
+            text: texts[position].clone(),
             prev: position.checked_sub(1).map(|p| texts[p].clone()),
             next: texts.get(position + 1).cloned(),
         })
         .collect()
 }
 
+/// The answerable sentences of a document's text, in order (see [`document_sentences`]).
+pub(crate) fn sentence_texts(text: &str) -> Vec<String> {
+    let prose = without_code_and_tables(text);
+    split_sentences(&prose)
+        .iter()
+        .map(|span| span.text(&prose))
+        .filter(|s| !s.starts_with('#'))
+        .map(clean_sentence)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
 /// The text with fenced code blocks and table rows blanked out (blank lines
-/// keep paragraphs apart).
-fn without_code_and_tables(text: &str) -> String {
+/// keep paragraphs apart); borrowed when there are none (large documents are not copied).
+fn without_code_and_tables(text: &str) -> Cow<'_, str> {
+    let structural = |line: &str| {
+        let trimmed = line.trim_start();
+        let is_fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        (is_fence, trimmed.starts_with('|'))
+    };
+    if !text.split('\n').any(|line| {
+        let (fence, table) = structural(line);
+        fence || table
+    }) {
+        return Cow::Borrowed(text);
+    }
     let mut in_fence = false;
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let is_fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        let (is_fence, is_table) = structural(line);
         if is_fence {
             in_fence = !in_fence;
         }
-        if is_fence || in_fence || trimmed.starts_with('|') {
+        if is_fence || in_fence || is_table {
             out.push('\n');
         } else {
             out.push_str(line);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// One line of text: list marker, inline Markdown and line wraps removed.

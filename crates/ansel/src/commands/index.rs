@@ -1,4 +1,6 @@
-use ansel_index::documents::{document_files, read_file};
+use ansel_index::documents::{
+    document_files, for_each_document, read_file, DEFAULT_MAX_DOCUMENT_BYTES,
+};
 use ansel_index::{Document, SentenceIndex};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -14,6 +16,10 @@ pub struct IndexArgs {
     /// Documents added between two commits; a crash loses at most the uncommitted ones.
     #[arg(long, default_value_t = 1000)]
     commit_every: usize,
+    /// Bytes one document (a text file, or a JSON line) may have; a larger one stops the run
+    /// before the index changes, naming its file and line.
+    #[arg(long, default_value_t = DEFAULT_MAX_DOCUMENT_BYTES)]
+    max_document_bytes: usize,
     /// Files or folders of documents: .txt, .md, .markdown, .jsonl/.ndjson ({"id", "title", "text"} a line).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -24,39 +30,52 @@ pub fn run(args: IndexArgs) -> Result<()> {
         bail!("--commit-every must be at least 1");
     }
     let start = Instant::now();
-    // Read everything first, so that bad input stops the run before the index changes.
-    let documents = read_all(&args.paths)?;
+    let files = document_files_of(&args.paths)?;
+    // A first pass reads every document and keeps none: bad input stops the run before the
+    // index changes, and memory stays bounded by the largest document, whatever the input size.
+    let mut total = 0usize;
+    for (file, id_base) in &files {
+        for_each_document(file, id_base, args.max_document_bytes, |_| {
+            total += 1;
+            Ok::<(), anyhow::Error>(())
+        })?;
+    }
+    if total == 0 {
+        bail!("no documents found (looked for .txt, .md, .markdown, .jsonl, .ndjson files)");
+    }
     let index = SentenceIndex::open_or_create(&args.index)?;
     let mut writer = index.writer()?;
-    let bar = ProgressBar::new(documents.len() as u64).with_style(ProgressStyle::with_template(
+    let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} documents, {msg} [{elapsed}]",
     )?);
-    let (mut sentences, mut empty) = (0usize, 0usize);
-    for (i, document) in documents.iter().enumerate() {
-        let added = writer.add(document)?;
-        if added == 0 {
-            // Nothing to search in it (a former version of the same id is removed all the same).
-            bar.suspend(|| eprintln!("document {}: no sentences, nothing indexed", document.id));
-            empty += 1;
-        }
-        sentences += added;
-        bar.inc(1);
-        bar.set_message(format!("{sentences} sentences"));
-        let done = i + 1;
-        if done % args.commit_every == 0 || done == documents.len() {
-            writer.commit()?;
-            if bar.is_hidden() {
-                // No terminal: a log line per commit says what is safe.
-                eprintln!("committed {done} documents ({sentences} sentences)");
+    let (mut done, mut sentences, mut empty) = (0usize, 0usize, 0usize);
+    for (file, id_base) in &files {
+        for_each_document(file, id_base, args.max_document_bytes, |document| {
+            let added = writer.add(&document)?;
+            if added == 0 {
+                // Nothing to search in it (a former version of the same id is removed all the same).
+                bar.suspend(|| {
+                    eprintln!("document {}: no sentences, nothing indexed", document.id)
+                });
+                empty += 1;
             }
-        }
+            sentences += added;
+            done += 1;
+            bar.inc(1);
+            bar.set_message(format!("{sentences} sentences"));
+            if done % args.commit_every == 0 {
+                commit(&mut writer, &bar, done, sentences)?;
+            }
+            Ok::<(), anyhow::Error>(())
+        })?;
     }
+    commit(&mut writer, &bar, done, sentences)?;
     bar.finish_and_clear();
     index.reload()?;
     let stats = index.stats()?;
     println!(
         "indexed {} documents, {sentences} sentences in {:.2} s; {} now holds {} documents, {} sentences",
-        documents.len() - empty,
+        done - empty,
         start.elapsed().as_secs_f64(),
         args.index.display(),
         stats.documents,
@@ -65,10 +84,25 @@ pub fn run(args: IndexArgs) -> Result<()> {
     Ok(())
 }
 
-/// Every document under `paths`, in a stable order. A file found in a folder
-/// is named by its path inside that folder; a file given by itself, by its name.
-pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
-    let mut documents = Vec::new();
+fn commit(
+    writer: &mut ansel_index::SentenceWriter,
+    bar: &ProgressBar,
+    done: usize,
+    sentences: usize,
+) -> Result<()> {
+    writer.commit()?;
+    if bar.is_hidden() {
+        // No terminal: a log line per commit says what is safe.
+        eprintln!("committed {done} documents ({sentences} sentences)");
+    }
+    Ok(())
+}
+
+/// The document files under `paths` in a stable order, each with the id base of its
+/// documents: a file found in a folder is named by its path inside that folder; a file given
+/// by itself, by its name.
+fn document_files_of(paths: &[PathBuf]) -> Result<Vec<(PathBuf, String)>> {
+    let mut files = Vec::new();
     for path in paths {
         for file in document_files(path)? {
             let id_base = file
@@ -79,8 +113,17 @@ pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
                 .unwrap_or(&file)
                 .to_string_lossy()
                 .into_owned();
-            documents.extend(read_file(&file, &id_base)?);
+            files.push((file, id_base));
         }
+    }
+    Ok(files)
+}
+
+/// Every document under `paths`, in the order `index` adds them.
+pub(crate) fn read_all(paths: &[PathBuf]) -> Result<Vec<Document>> {
+    let mut documents = Vec::new();
+    for (file, id_base) in document_files_of(paths)? {
+        documents.extend(read_file(&file, &id_base)?);
     }
     if documents.is_empty() {
         bail!("no documents found (looked for .txt, .md, .markdown, .jsonl, .ndjson files)");
