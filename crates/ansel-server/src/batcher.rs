@@ -32,19 +32,30 @@ struct Job<Req, Resp> {
     reply: oneshot::Sender<Result<Resp, BatchError>>,
 }
 
-/// What the queue and the worker share: jobs waiting, and how long a batch takes (a moving
-/// average, for the admission estimate).
+/// What the queue and the worker share: the jobs waiting and their cost, and how long a unit
+/// of cost takes to score (a moving average): the estimate behind admission and batching.
 #[derive(Default)]
 struct Load {
     queued: AtomicUsize,
-    batch_micros: AtomicU64,
+    queued_cost: AtomicUsize,
+    nanos_per_cost: AtomicU64,
+}
+
+impl Load {
+    fn time_for(&self, cost: usize) -> Duration {
+        Duration::from_nanos(self.nanos_per_cost.load(Ordering::Relaxed)) * cost as u32
+    }
+
+    fn taken(&self, job_cost: usize) {
+        self.queued.fetch_sub(1, Ordering::Relaxed);
+        self.queued_cost.fetch_sub(job_cost, Ordering::Relaxed);
+    }
 }
 
 /// A queue in front of a handler that answers jobs in batches.
 pub struct Batcher<Req, Resp> {
     queue: SyncSender<Job<Req, Resp>>,
     load: Arc<Load>,
-    max_batch: usize,
 }
 
 /// How big a batch may get.
@@ -68,9 +79,8 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
     ) -> Self {
         let (queue, jobs) = mpsc::sync_channel(limits.queue_len.max(1));
         let load = Arc::new(Load::default());
-        let max_batch = limits.max_jobs.max(1);
         let limits = BatchLimits {
-            max_jobs: max_batch,
+            max_jobs: limits.max_jobs.max(1),
             ..limits
         };
         let worker_load = load.clone();
@@ -78,11 +88,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
             .name(format!("ansel-{name}"))
             .spawn(move || work(jobs, limits, &worker_load, handler))
             .expect("spawn batch worker thread");
-        Batcher {
-            queue,
-            load,
-            max_batch,
-        }
+        Batcher { queue, load }
     }
 
     /// Queues a request of `cost` due by `deadline` and waits for its response. A caller that
@@ -97,10 +103,22 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         response.await.map_err(|_| BatchError::WorkerGone)?
     }
 
-    /// The expected wait of a job queued now: the batches ahead of it and its own.
-    pub fn expected_wait(&self) -> Duration {
-        let batches = self.load.queued.load(Ordering::Relaxed) / self.max_batch + 1;
-        Duration::from_micros(self.load.batch_micros.load(Ordering::Relaxed)) * batches as u32
+    /// The expected wait of a job of `cost` queued now: the work ahead of it and its own.
+    pub fn expected_wait(&self, cost: usize) -> Duration {
+        let ahead = self.load.queued_cost.load(Ordering::Relaxed);
+        self.load.time_for(ahead + cost.max(1))
+    }
+
+    /// Whether a job of `cost` due by `deadline` would be queued now: callers check before
+    /// they spend time preparing a request that would be refused.
+    pub fn admits(&self, cost: usize, deadline: Instant) -> Result<(), BatchError> {
+        // With nothing queued the job is admitted whatever the estimate says: one slow batch
+        // must not make the estimate refuse every later job (no new batch would correct it).
+        let wait = self.expected_wait(cost);
+        if self.load.queued.load(Ordering::Relaxed) > 0 && Instant::now() + wait > deadline {
+            return Err(BatchError::WouldMissDeadline { retry_after: wait });
+        }
+        Ok(())
     }
 
     /// Queues a request; its response arrives on the returned channel.
@@ -110,14 +128,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         cost: usize,
         deadline: Instant,
     ) -> Result<oneshot::Receiver<Result<Resp, BatchError>>, BatchError> {
-        // With nothing queued the job is admitted whatever the estimate says: one slow batch
-        // must not make the estimate refuse every later job (no new batch would correct it).
-        let wait = self.expected_wait();
-        if self.load.queued.load(Ordering::Relaxed) > 0 && Instant::now() + wait > deadline {
-            return Err(BatchError::WouldMissDeadline { retry_after: wait });
-        }
+        let cost = cost.max(1);
+        self.admits(cost, deadline)?;
         let (reply, response) = oneshot::channel();
         self.load.queued.fetch_add(1, Ordering::Relaxed);
+        self.load.queued_cost.fetch_add(cost, Ordering::Relaxed);
         self.queue
             .try_send(Job {
                 request,
@@ -126,7 +141,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
                 reply,
             })
             .map_err(|e| {
-                self.load.queued.fetch_sub(1, Ordering::Relaxed);
+                self.load.taken(cost);
                 match e {
                     TrySendError::Full(_) => BatchError::QueueFull,
                     TrySendError::Disconnected(_) => BatchError::WorkerGone,
@@ -149,7 +164,7 @@ fn work<Req, Resp>(
             Some(job) => job,
             None => match jobs.recv() {
                 Ok(job) => {
-                    load.queued.fetch_sub(1, Ordering::Relaxed);
+                    load.taken(job.cost);
                     job
                 }
                 Err(_) => return,
@@ -159,7 +174,7 @@ fn work<Req, Resp>(
         let mut batch = vec![first];
         while batch.len() < limits.max_jobs {
             let Ok(job) = jobs.try_recv() else { break };
-            load.queued.fetch_sub(1, Ordering::Relaxed);
+            load.taken(job.cost);
             if cost + job.cost > limits.max_cost {
                 carried = Some(job);
                 break;
@@ -167,18 +182,28 @@ fn work<Req, Resp>(
             cost += job.cost;
             batch.push(job);
         }
+        // A job whose deadline falls before the batch would finish is dropped now: scoring it
+        // would only delay the jobs waiting behind for an answer nobody waits for. With none
+        // waiting, only jobs already past their deadline go (and the batch corrects a stale
+        // estimate).
         let now = Instant::now();
+        let finish = if load.queued.load(Ordering::Relaxed) > 0 {
+            now + load.time_for(cost)
+        } else {
+            now
+        };
         let mut live = Vec::with_capacity(batch.len());
         for job in batch {
             if job.reply.is_closed() {
                 continue;
             }
-            if job.deadline <= now {
+            if job.deadline <= finish {
                 let _ = job.reply.send(Err(BatchError::Expired));
                 continue;
             }
             live.push(job);
         }
+        let live_cost: usize = live.iter().map(|j| j.cost).sum();
         if live.is_empty() {
             continue;
         }
@@ -186,11 +211,15 @@ fn work<Req, Resp>(
             live.into_iter().map(|j| (j.request, j.reply)).unzip();
         let started = Instant::now();
         let responses = handler(requests);
-        let took = started.elapsed().as_micros() as u64;
+        let per_cost = started.elapsed().as_nanos() as u64 / live_cost.max(1) as u64;
         // Moving average with weight 1/4 on the newest batch.
-        let old = load.batch_micros.load(Ordering::Relaxed);
-        let average = if old == 0 { took } else { (3 * old + took) / 4 };
-        load.batch_micros.store(average, Ordering::Relaxed);
+        let old = load.nanos_per_cost.load(Ordering::Relaxed);
+        let average = if old == 0 {
+            per_cost
+        } else {
+            (3 * old + per_cost) / 4
+        };
+        load.nanos_per_cost.store(average, Ordering::Relaxed);
         for (reply, response) in replies.into_iter().zip(responses) {
             // The caller may have timed out meanwhile; nobody is left to tell.
             let _ = reply.send(Ok(response));
@@ -313,6 +342,36 @@ mod tests {
             assert_eq!(response.await, Ok(Ok(r * 10)));
         }
         assert_eq!(*sizes.lock().unwrap(), vec![1, 2, 1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn a_job_due_before_its_batch_would_finish_is_not_scored() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let limits = BatchLimits {
+            max_jobs: 1,
+            max_cost: 100,
+            queue_len: 8,
+        };
+        let batcher: Batcher<u32, u32> = Batcher::spawn("slow", limits, move |reqs: Vec<u32>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            reqs
+        });
+        // One batch teaches the worker that a job takes ~200 ms.
+        assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
+        let busy = batcher.enqueue(2, 1, later()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        // Its batch forms when the busy one is done (~200 ms) and would end at ~400 ms, with
+        // another job waiting behind it.
+        let doomed = batcher
+            .enqueue(3, 1, Instant::now() + Duration::from_millis(300))
+            .unwrap();
+        let behind = batcher.enqueue(4, 1, later()).unwrap();
+        assert_eq!(busy.await, Ok(Ok(2)));
+        assert_eq!(doomed.await, Ok(Err(BatchError::Expired)));
+        assert_eq!(behind.await, Ok(Ok(4)));
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "the doomed job was scored");
     }
 
     #[tokio::test]

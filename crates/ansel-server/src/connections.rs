@@ -21,7 +21,9 @@ use tokio::sync::Semaphore;
 pub struct ConnectionLimits {
     /// Time to receive a request head, and to wait for the next one on a kept-alive connection.
     pub header_timeout: Duration,
-    /// Open connections; more are answered 503 and closed at once.
+    /// Open connections; more are answered 503 and closed at once. Idle and slow clients cost
+    /// a few kilobytes each until the header timeout closes them, so the cap can be high; it is
+    /// lowered to what the open-file limit allows.
     pub max_connections: usize,
     /// After shutdown is asked for: time in-flight requests get to finish.
     pub grace: Duration,
@@ -31,7 +33,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             header_timeout: Duration::from_secs(10),
-            max_connections: 512,
+            max_connections: 10_000,
             grace: Duration::from_secs(10),
         }
     }
@@ -45,6 +47,35 @@ const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: appli
 Retry-After: 1\r\nConnection: close\r\nContent-Length: 76\r\n\r\n\
 {\"error\":\"too many open connections; retry later\",\"error_type\":\"Overloaded\"}";
 
+/// File descriptors kept for what is not a connection (index segments, models, logs).
+const RESERVED_FILES: libc::rlim_t = 256;
+
+/// Connections the open-file limit leaves room for, after raising its soft limit to the hard
+/// one (Linux starts processes at 1024, which would stop a server long before its cap).
+fn connections_allowed() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed by pointer.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return usize::MAX;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit = raised;
+            }
+        }
+    }
+    let files = limit.rlim_cur;
+    usize::try_from(files.saturating_sub(RESERVED_FILES)).unwrap_or(usize::MAX)
+}
+
 /// Serves `router` on `listener` until `shutdown` resolves; then stops accepting, lets the
 /// requests in flight finish for `limits.grace`, and returns.
 pub async fn serve(
@@ -53,7 +84,14 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let max_connections = limits.max_connections.min(connections_allowed()).max(1);
+    if max_connections < limits.max_connections {
+        eprintln!(
+            "ansel serve: the open-file limit allows {max_connections} connections, not {}",
+            limits.max_connections
+        );
+    }
+    let slots = Arc::new(Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
     let mut builder = http1::Builder::new();
     builder

@@ -458,6 +458,11 @@ async fn rerank(
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/rerank", async {
         let limits = &state.limits;
+        // Under overload, refuse before parsing: shedding must cost less than serving.
+        state
+            .rerank_queue
+            .admits(1, deadline)
+            .map_err(ApiError::from_batch)?;
         let request: RerankRequest = parse_body(body, limits.max_body_bytes)?;
         if request.query.trim().is_empty() {
             return Err(ApiError::validation("`query` is empty"));
@@ -599,11 +604,15 @@ async fn ask(
     let deadline = arrival + state.limits.timeout;
     measured(&state, "/ask", async {
         let limits = &state.limits;
+        state
+            .ask_queue
+            .admits(1, deadline)
+            .map_err(ApiError::from_batch)?;
         let request: AskRequest = parse_body(body, limits.max_body_bytes)?;
         if request.question.trim().is_empty() {
             return Err(ApiError::validation("`question` is empty"));
         }
-        let words = within_words(&request.question, "question", limits.max_words_per_text)?;
+        within_words(&request.question, "question", limits.max_words_per_text)?;
         if request.top_k == 0 || request.top_k > limits.max_top_k {
             return Err(ApiError::validation(format!(
                 "`top_k` must be between 1 and {}, found {}",
@@ -623,7 +632,7 @@ async fn ask(
             top_k: request.top_k,
             budget: Some(budget),
         };
-        within_time(deadline, state.ask_queue.submit(job, words, deadline)).await?
+        within_time(deadline, state.ask_queue.submit(job, 1, deadline)).await?
     })
     .await
 }
