@@ -171,8 +171,9 @@ struct JsonDocument {
 }
 
 /// JSON lines, one `{"id", "title", "text"}` object a line; `id` defaults to
-/// `FILE:LINE`, `title` to the id. Read a line at a time, each at most `max_bytes`.
-fn for_each_json_line<E: From<IndexError>>(
+/// `FILE:LINE`, `title` to the id. Read a line at a time, each at most `max_bytes`; errors
+/// name `path` and the line.
+pub fn for_each_json_line<E: From<IndexError>>(
     path: &Path,
     mut reader: impl BufRead,
     max_bytes: usize,

@@ -3,6 +3,8 @@
 //! | route | what |
 //! |---|---|
 //! | `POST /rerank` | text-embeddings-inference compatible: `{"query", "texts", "raw_scores", "return_text", "truncate"}` → `[{"index", "score", "text"?}]`, best first |
+//! | `POST /v2/rerank`, `POST /v1/rerank` | Cohere compatible: `{"model"?, "query", "documents": [string or {"text"}], "top_n"?, "return_documents"?, "max_tokens_per_doc"?}` → `{"id", "results": [{"index", "relevance_score", "document"?}], "meta", "model", "usage"}` |
+//! | `GET /info` | text-embeddings-inference's model and limits |
 //! | `POST /ask` | `{"question", "top_k", "budget_ms"?}` → answers from the index with their context |
 //! | `GET /health` | `{"status": "ok", ...}` with index counts and models |
 //! | `GET /metrics` | Prometheus text |
@@ -18,6 +20,7 @@
 //! arrives, not after it times out ([`Batcher`]).
 
 mod batcher;
+mod cohere;
 pub mod connections;
 mod guard;
 pub mod loadtest;
@@ -70,6 +73,8 @@ pub struct Limits {
     pub body_timeout: Duration,
     /// Requests being read, queued or scored at once (all routes); more get 503.
     pub max_in_flight: usize,
+    /// Names a request may give as its `model` (Cohere routes); empty: any name.
+    pub served_models: Vec<String>,
 }
 
 impl Default for Limits {
@@ -86,6 +91,7 @@ impl Default for Limits {
             queue_len: 256,
             body_timeout: Duration::from_secs(10),
             max_in_flight: 512,
+            served_models: Vec::new(),
         }
     }
 }
@@ -195,6 +201,9 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/rerank", post(rerank))
+        .route("/v2/rerank", post(cohere::rerank_v2))
+        .route("/v1/rerank", post(cohere::rerank_v1))
+        .route("/info", get(cohere::info))
         .route("/ask", post(ask))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -457,63 +466,19 @@ async fn rerank(
 ) -> Response {
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/rerank", async {
-        let limits = &state.limits;
         // Under overload, refuse before parsing: shedding must cost less than serving.
         state
             .rerank_queue
             .admits(1, deadline)
             .map_err(ApiError::from_batch)?;
-        let request: RerankRequest = parse_body(body, limits.max_body_bytes)?;
-        if request.query.trim().is_empty() {
-            return Err(ApiError::validation("`query` is empty"));
-        }
-        let mut words = within_words(&request.query, "query", limits.max_words_per_text)?;
-        if request.texts.is_empty() {
-            return Err(ApiError::validation("`texts` is empty"));
-        }
-        if request.texts.len() > limits.max_texts {
-            return Err(ApiError::too_large(format!(
-                "`texts` has {} texts, more than the limit of {}",
-                request.texts.len(),
-                limits.max_texts
-            )));
-        }
-        let mut candidates = Vec::with_capacity(request.texts.len());
-        for (index, text) in request.texts.iter().enumerate() {
-            let text = fit_words(
-                text,
-                limits.max_words_per_text,
-                request.truncate,
-                request.truncation_direction,
-            )
-            .ok_or_else(|| {
-                ApiError::too_large(format!(
-                    "`texts[{index}]` has more than {} words; send \"truncate\": true to cut it",
-                    limits.max_words_per_text
-                ))
-            })?;
-            words += word_count(&text);
-            if words > limits.max_request_words {
-                return Err(ApiError::too_large(format!(
-                    "the request has more than {} words to score (query and texts together); \
-                     split it",
-                    limits.max_request_words
-                )));
-            }
-            candidates.push(Candidate {
-                id: index.to_string(),
-                text,
-                label: None,
-                context: None,
-            });
-        }
-        let question = Question {
-            id: "rerank".into(),
-            text: request.query.clone(),
-            candidates,
+        let request: RerankRequest = parse_body(body, state.limits.max_body_bytes)?;
+        let fit = Fit {
+            field: "texts",
+            truncate: request.truncate,
+            direction: request.truncation_direction,
+            max_words: state.limits.max_words_per_text,
         };
-        let scores = state.rerank_queue.submit(question, words, deadline);
-        let scores = within_time(deadline, scores).await??;
+        let scores = score_texts(&state, deadline, &request.query, &request.texts, fit).await?;
         Ok(ranks(
             scores,
             &request.texts,
@@ -522,6 +487,74 @@ async fn rerank(
         ))
     })
     .await
+}
+
+/// How a route's texts are named in errors and treated over the word limit.
+#[derive(Clone, Copy)]
+struct Fit {
+    /// The request field holding the texts.
+    field: &'static str,
+    truncate: bool,
+    direction: TruncationDirection,
+    max_words: usize,
+}
+
+/// The reranker's raw score of every text for `query` (in the texts' order), after the
+/// per-request limits; shared by every reranking route, so a pair scores the same on each.
+async fn score_texts(
+    state: &AppState,
+    deadline: Instant,
+    query: &str,
+    texts: &[String],
+    fit: Fit,
+) -> ApiResult<Vec<f32>> {
+    let limits = &state.limits;
+    if query.trim().is_empty() {
+        return Err(ApiError::validation("`query` is empty"));
+    }
+    let mut words = within_words(query, "query", limits.max_words_per_text)?;
+    if texts.is_empty() {
+        return Err(ApiError::validation(format!("`{}` is empty", fit.field)));
+    }
+    if texts.len() > limits.max_texts {
+        return Err(ApiError::too_large(format!(
+            "`{}` has {} texts, more than the limit of {}",
+            fit.field,
+            texts.len(),
+            limits.max_texts
+        )));
+    }
+    let mut candidates = Vec::with_capacity(texts.len());
+    for (index, text) in texts.iter().enumerate() {
+        let text =
+            fit_words(text, fit.max_words, fit.truncate, fit.direction).ok_or_else(|| {
+                ApiError::too_large(format!(
+                    "`{}[{index}]` has more than {} words; send \"truncate\": true to cut it",
+                    fit.field, fit.max_words
+                ))
+            })?;
+        words += word_count(&text);
+        if words > limits.max_request_words {
+            return Err(ApiError::too_large(format!(
+                "the request has more than {} words to score (query and texts together); \
+                 split it",
+                limits.max_request_words
+            )));
+        }
+        candidates.push(Candidate {
+            id: index.to_string(),
+            text,
+            label: None,
+            context: None,
+        });
+    }
+    let question = Question {
+        id: "rerank".into(),
+        text: query.to_string(),
+        candidates,
+    };
+    let scores = state.rerank_queue.submit(question, words, deadline);
+    within_time(deadline, scores).await?
 }
 
 fn word_count(text: &str) -> usize {
@@ -561,6 +594,12 @@ fn fit_words(
     Some(kept.join(" "))
 }
 
+/// A raw score squashed into (0, 1) by the logistic function: the score every route reports
+/// unless raw scores are asked for.
+fn relevance(score: f32) -> f32 {
+    1.0 / (1.0 + (-score).exp())
+}
+
 /// Scores in TEI's form, best first (ties by index); without `raw_scores`,
 /// squashed into (0, 1) by the logistic function, as TEI does.
 fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool) -> Vec<Rank> {
@@ -569,11 +608,7 @@ fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool
         .enumerate()
         .map(|(index, score)| Rank {
             index,
-            score: if raw_scores {
-                score
-            } else {
-                1.0 / (1.0 + (-score).exp())
-            },
+            score: if raw_scores { score } else { relevance(score) },
             text: return_text.then(|| texts[index].clone()),
         })
         .collect();

@@ -611,3 +611,92 @@ async fn shutdown_finishes_within_the_grace_period_despite_a_stalled_client() {
         "shutdown took {took:?}"
     );
 }
+
+#[tokio::test]
+async fn cohere_routes_rank_like_rerank_and_honour_top_n_documents_and_model_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        served_models: vec!["ansel-default".into()],
+        ..Limits::default()
+    };
+    let state = test_state(dir.path(), limits);
+    let texts = [
+        "Grass is green.",
+        "A worker bee lives about six weeks in summer.",
+        "Bees live in hives.",
+    ];
+    let tei = format!(
+        r#"{{"query": "How long does a worker bee live?", "texts": {}}}"#,
+        serde_json::to_string(&texts).unwrap()
+    );
+    let (status, text) = call(&state, "POST", "/rerank", &tei).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let tei = json(&text);
+    let v2 = format!(
+        r#"{{"model": "ansel-default", "query": "How long does a worker bee live?", "documents": {}, "top_n": 2}}"#,
+        serde_json::to_string(&texts).unwrap()
+    );
+    let (status, text) = call(&state, "POST", "/v2/rerank", &v2).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let v2 = json(&text);
+    let results = v2["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "top_n");
+    assert_eq!(results[0]["index"], 1);
+    // The same pair gets the same number on every route.
+    assert_eq!(results[0]["relevance_score"], tei[0]["score"]);
+    assert!(results[0].get("document").is_none());
+    assert_eq!(v2["meta"]["api_version"]["version"], "2");
+    assert_eq!(v2["model"], "ansel-default");
+    assert!(!v2["id"].as_str().unwrap().is_empty());
+
+    // v1 (and Jina): document objects, documents returned.
+    let v1 = r#"{"query": "Where do bees live?", "documents": [{"text": "Grass is green."}, {"text": "Bees live in hives.", "title": "Bees"}], "return_documents": true}"#;
+    let (status, text) = call(&state, "POST", "/v1/rerank", v1).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let v1 = json(&text);
+    assert_eq!(v1["results"][0]["index"], 1);
+    assert_eq!(v1["results"][0]["document"]["text"], "Bees live in hives.");
+    assert_eq!(v1["results"].as_array().unwrap().len(), 2);
+
+    for (body, status, needle) in [
+        (
+            r#"{"model": "gpt-5", "query": "q", "documents": ["a"]}"#,
+            StatusCode::NOT_FOUND,
+            "model `gpt-5` is not served here; served: ansel-default",
+        ),
+        (
+            r#"{"query": "q", "documents": [{"title": "no text"}]}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "documents[0]",
+        ),
+        (
+            r#"{"query": "q", "documents": ["a"], "top_n": 0}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "top_n",
+        ),
+        (
+            r#"{"query": "q", "documents": ["a"], "rank_fields": ["x"]}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "rank_fields",
+        ),
+    ] {
+        let (got, text) = call(&state, "POST", "/v2/rerank", body).await;
+        assert_eq!(got, status, "{body}: {text}");
+        assert!(text.contains(needle), "{body}: {text}");
+    }
+    // Long documents are cut, not refused.
+    let long = format!(
+        r#"{{"query": "bees", "documents": ["{}"], "max_tokens_per_doc": 8}}"#,
+        "bees ".repeat(2000)
+    );
+    assert_eq!(
+        call(&state, "POST", "/v2/rerank", &long).await.0,
+        StatusCode::OK
+    );
+
+    let (status, text) = call(&state, "GET", "/info", "").await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let info = json(&text);
+    assert_eq!(info["model_id"], "wo-rr");
+    assert_eq!(info["max_client_batch_size"], 256);
+}

@@ -20,6 +20,10 @@ pub struct ServeArgs {
     /// the bound address; repeat for more. Guards against DNS rebinding.
     #[arg(long = "allow-host")]
     allow_hosts: Vec<String>,
+    /// A model name Cohere-style requests may give as `model` (repeat for more); others get 404.
+    /// Without it any name is accepted and reported back.
+    #[arg(long = "served-model-name")]
+    served_models: Vec<String>,
     /// The one origin whose web pages may call the API (CORS); off by default.
     #[arg(long)]
     cors_origin: Option<String>,
@@ -79,6 +83,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         queue_len: args.queue,
         body_timeout: Duration::from_millis(args.body_timeout_ms),
         max_in_flight: args.max_in_flight,
+        served_models: args.served_models,
         ..Limits::default()
     };
     let ip = args.addr.ip();
