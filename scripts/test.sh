@@ -17,3 +17,5 @@ bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxr
 cargo test -q --release --workspace
 # The README's command lines name real subcommands and flags (the tests above built the binary).
 python3 scripts/check-readme-commands.py
+# Real reranking clients (cohere SDK, rerankers) against a running server.
+bash scripts/test-clients.sh
