@@ -16,6 +16,6 @@ cargo clippy -q --release --all-targets -- -D warnings
 bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxruntime.so (idempotent)
 cargo test -q --release --workspace
 # The README's command lines name real subcommands and flags (the tests above built the binary).
-python3 scripts/check-readme-commands.py
+for page in README.md docs/guide/*.md; do python3 scripts/check-readme-commands.py "$page"; done
 # Real reranking clients (cohere SDK, rerankers) against a running server.
 bash scripts/test-clients.sh
