@@ -7,6 +7,8 @@
 #   bash scripts/train-cross-encoder.sh context    # LOCT context input on WikiQA
 #   bash scripts/train-cross-encoder.sh squad-transfer  # TANDA step 1 on SQuAD-sent (scripts/squad-sent-data.sh)
 #   bash scripts/train-cross-encoder.sh squad-tanda     # TANDA step 2 from squad-transfer, 2 WikiQA epochs
+#   bash scripts/train-cross-encoder.sh mpnet-squad-transfer  # the same step 1 from all-mpnet-base-v2
+#       (scripts/fetch-mpnet.sh): ~4 pairs/s on one core here, so 30k pairs take ~2 h plus evaluations
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 #   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
@@ -59,8 +61,13 @@ case "${1:-}" in
   squad-tanda)
     "$bin" train "${common[@]}" --base runs/minilm-squad-transfer "${wiki[@]}" --out runs/minilm-squad-tanda \
       --epochs 2 --eval-every 90 --name minilm-l6-squad-tanda "${@:2}" ;;
+  mpnet-squad-transfer)
+    bash scripts/fetch-mpnet.sh
+    "$bin" train "${common[@]}" --base vendor/models/all-mpnet-base-v2 --train data/squad-sent/train.jsonl.gz \
+      --dev data/squad-sent/dev-x-150.jsonl --out runs/mpnet-squad-transfer --max-len 96 \
+      --epochs 1 --max-steps 940 --eval-every 300 --name mpnet-base-squad-transfer "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
-  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-3ep|tanda-all-context|tanda-all-context-segments|context|squad-transfer|squad-tanda [extra ansel train flags]" >&2; exit 2 ;;
+  *) echo "usage: $0 adapt|transfer|tanda|transfer-all|tanda-all|tanda-all-2ep|tanda-all-3ep|tanda-all-context|tanda-all-context-segments|context|squad-transfer|squad-tanda|mpnet-squad-transfer [extra ansel train flags]" >&2; exit 2 ;;
 esac
