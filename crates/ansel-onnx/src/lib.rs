@@ -305,10 +305,11 @@ impl OnnxRanker {
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
         let settings: OnnxSettings = card_settings(dir, card)?;
         // The runtime first: without it nothing else matters, and its error says how to fetch it.
-        let session = open_session(&dir.join(ONNX_FILE), threads())?;
+        runtime()?;
         let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
         let tokenizer =
             PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
+        let session = open_session(&dir.join(ONNX_FILE), threads())?;
         Ok(OnnxRanker {
             name: card.name.clone(),
             session: Mutex::new(session),
