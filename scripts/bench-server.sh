@@ -11,23 +11,9 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p ansel
 bin=./target/release/ansel
 out=${OUT:-docs/results/server-load.md}
-work=$(mktemp -d)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$bin" index --index "$work/index" examples/corpus
-"$bin" serve --index "$work/index" ${MODEL:+--model "$MODEL"} --addr 127.0.0.1:0 >"$work/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 300); do
-  grep -q "listening on" "$work/serve.log" && break
-  sleep 0.1
-done
-addr=$(sed -n 's|^ansel serve: listening on http://||p' "$work/serve.log")
-[ -n "$addr" ] || { cat "$work/serve.log" >&2; echo "bench-server: the server did not start" >&2; exit 1; }
+# shellcheck source=scripts/serve-sample.sh
+source scripts/serve-sample.sh
+start_sample_server ${MODEL:+--model "$MODEL"}
 
 timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.jsonl \
   --requests 20000 --concurrency 8 --max-seconds 20 --out "$out"

@@ -68,6 +68,12 @@ w("| model | SQuAD dev (ask) | SQuAD test (ask) | training |")
 w("|---|---|---|---|")
 for m in models:
     w(f"| `{m}` | {ask_cell('SQuAD dev (ask)', m)} | {ask_cell('SQuAD test (ask)', m)} | {training(m)} |")
+w("\nModels: `minilm-l6-squad-transfer` (committed) is TANDA's transfer step on SQuAD-sent alone")
+w("(`bash scripts/train-cross-encoder.sh squad-transfer`); `runs/minilm-squad-tanda` adapts it on WikiQA")
+w("(`squad-tanda`; not committed: dev preferred the transfer model); `minilm-l6-tanda-all-2ep` is the former")
+w("best cross-encoder (TrecQA transfer, then WikiQA); `minilm-l6-cosine` and `mpnet-base-cosine` are the")
+w("pretrained sentence encoders scored by cosine, untrained here. Training: median pairs/s of the logged")
+w("steps and wall-clock hours, one core, the other running benchmarks.")
 tmp = out_path + ".tmp"
 with open(tmp, "w") as f:
     f.write("\n".join(out) + "\n")
