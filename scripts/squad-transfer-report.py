@@ -73,7 +73,8 @@ w("(`bash scripts/train-cross-encoder.sh squad-transfer`); `runs/minilm-squad-ta
 w("(`squad-tanda`; not committed: dev preferred the transfer model); `minilm-l6-tanda-all-2ep` is the former")
 w("best cross-encoder (TrecQA transfer, then WikiQA); `minilm-l6-cosine` and `mpnet-base-cosine` are the")
 w("pretrained sentence encoders scored by cosine, untrained here. Training: median pairs/s of the logged")
-w("steps and wall-clock hours, one core, the other running benchmarks.")
+w("steps and wall-clock hours, one core, the other running benchmarks. An empty cell was not run yet; the")
+w("script fills it (rows already measured are kept).")
 tmp = out_path + ".tmp"
 with open(tmp, "w") as f:
     f.write("\n".join(out) + "\n")
