@@ -131,12 +131,8 @@ async fn cohere_rerank(
             direction: TruncationDirection::Right,
             max_words,
         };
-        let scores = score_texts(&state, deadline, &request.query, &texts, fit).await?;
-        let total_tokens = request.query.split_whitespace().count()
-            + texts
-                .iter()
-                .map(|t| t.split_whitespace().count().min(max_words))
-                .sum::<usize>();
+        let (scores, total_tokens) =
+            score_texts(&state, deadline, &request.query, &texts, fit).await?;
         let mut results: Vec<CohereResult> = scores
             .into_iter()
             .enumerate()

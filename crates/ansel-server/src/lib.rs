@@ -478,7 +478,8 @@ async fn rerank(
             direction: request.truncation_direction,
             max_words: state.limits.max_words_per_text,
         };
-        let scores = score_texts(&state, deadline, &request.query, &request.texts, fit).await?;
+        let (scores, _) =
+            score_texts(&state, deadline, &request.query, &request.texts, fit).await?;
         Ok(ranks(
             scores,
             &request.texts,
@@ -500,14 +501,15 @@ struct Fit {
 }
 
 /// The reranker's raw score of every text for `query` (in the texts' order), after the
-/// per-request limits; shared by every reranking route, so a pair scores the same on each.
+/// per-request limits, and the words scored (query and fitted texts); shared by every
+/// reranking route, so a pair scores the same on each.
 async fn score_texts(
     state: &AppState,
     deadline: Instant,
     query: &str,
     texts: &[String],
     fit: Fit,
-) -> ApiResult<Vec<f32>> {
+) -> ApiResult<(Vec<f32>, usize)> {
     let limits = &state.limits;
     if query.trim().is_empty() {
         return Err(ApiError::validation("`query` is empty"));
@@ -554,7 +556,7 @@ async fn score_texts(
         candidates,
     };
     let scores = state.rerank_queue.submit(question, words, deadline);
-    within_time(deadline, scores).await?
+    Ok((within_time(deadline, scores).await??, words))
 }
 
 fn word_count(text: &str) -> usize {
