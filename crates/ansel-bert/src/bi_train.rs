@@ -341,6 +341,7 @@ mod tests {
 
     #[test]
     fn a_step_moves_encoder_and_head_and_the_directory_loads_as_a_ranker() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
         let out = dir.path().join("out");
@@ -394,6 +395,7 @@ mod tests {
 
     #[test]
     fn stage_b_from_a_bi_encoder_keeps_its_head_and_lineage() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.0);
         let a = dir.path().join("a");
@@ -423,6 +425,7 @@ mod tests {
 
     #[test]
     fn resuming_matches_an_uninterrupted_run() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.0);
         let full = dir.path().join("full");
@@ -445,6 +448,7 @@ mod tests {
 
     #[test]
     fn precomputed_vectors_find_the_query_itself_first_and_survive_a_round_trip() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.0);
         let ranker = BiEncoderRanker::from_base(base.to_str().unwrap(), 16).unwrap();

@@ -102,8 +102,9 @@ fn tiny_base_with(dir: &Path, mut config: BertConfig, dropout: f64) -> PathBuf {
 }
 
 /// Holds a process-wide lock for the test's lifetime: libtorch's RNG (seeded by a trainer,
-/// drawn by dropout and initialisation) is global, so tests that compare two training runs
-/// must not interleave with other training tests of the same process.
+/// drawn by dropout and initialisation) is global, so every test that seeds or draws from it
+/// (training, `tiny_base`) holds this lock: one that re-seeds mid-way through another's
+/// training run makes two runs that should match differ.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())

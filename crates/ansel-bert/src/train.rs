@@ -371,6 +371,7 @@ pub(crate) mod tests {
 
     #[test]
     fn one_step_changes_every_weight_of_every_layer() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
         let out = dir.path().join("out");
@@ -412,6 +413,7 @@ pub(crate) mod tests {
 
     #[test]
     fn resuming_after_a_checkpoint_matches_an_uninterrupted_run() {
+        let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.0);
         // Uninterrupted: 6 optimizer steps (2 epochs of 3 micro-batches of 2 pairs).
@@ -441,6 +443,7 @@ pub(crate) mod tests {
 
     #[test]
     fn trained_directory_loads_as_a_ranker_and_records_tanda_lineage() {
+        let _serial = crate::testing::serial();
         use ansel_model::Ranker;
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
@@ -469,6 +472,7 @@ pub(crate) mod tests {
 
     #[test]
     fn context_segments_add_a_learned_token_type_that_saves_and_loads() {
+        let _serial = crate::testing::serial();
         use ansel_model::Ranker;
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
@@ -520,6 +524,7 @@ pub(crate) mod tests {
 
     #[test]
     fn buckets_hold_similar_lengths_and_cover_every_pair_once() {
+        let _serial = crate::testing::serial();
         let lengths: Vec<usize> = (0..1000).map(|i| (i * 37) % 120).collect();
         let batches = bucketed_batches(&lengths, 16, 5);
         let mut seen: Vec<usize> = batches.iter().flatten().copied().collect();

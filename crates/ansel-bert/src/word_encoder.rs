@@ -94,6 +94,7 @@ mod tests {
     /// A tiny random BERT: no downloaded files.
     #[test]
     fn each_word_gets_the_encoders_output_for_it_alone_and_the_cache_reuses_it() {
+        let _serial = crate::testing::serial();
         let tmp = tempfile::tempdir().unwrap();
         let base = crate::testing::tiny_base(tmp.path(), 0.0);
         let encoder = WordEncoder::load(&base).unwrap();
