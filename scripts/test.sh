@@ -17,5 +17,7 @@ bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxr
 cargo test -q --release --workspace
 # The README's command lines name real subcommands and flags (the tests above built the binary).
 for page in README.md docs/guide/*.md; do python3 scripts/check-readme-commands.py "$page"; done
+# The Python package, installed with pip into a fresh virtual environment.
+bash scripts/test-python.sh
 # Real reranking clients (cohere SDK, rerankers) against a running server.
 bash scripts/test-clients.sh

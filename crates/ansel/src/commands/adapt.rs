@@ -6,7 +6,7 @@
 //! made / kept / used pairs is printed and recorded in the new model's card.
 
 use super::synth::{filter, GenerationArgs};
-use crate::models;
+use ansel::models;
 use ansel_data::{shuffle_seeded, Question};
 use ansel_model::{write_atomic, ModelCard};
 use anyhow::{bail, Context, Result};

@@ -1,7 +1,7 @@
 //! `ansel bench`: how many (question, candidate) pairs per second a model scores.
 
 use super::DataArgs;
-use crate::models;
+use ansel::models;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::time::Instant;

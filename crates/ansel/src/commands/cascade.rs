@@ -1,13 +1,9 @@
-use crate::models;
-use ansel_answer::{Answerer, Cascade};
-use ansel_data::{Candidate, Question};
-use ansel_index::SentenceIndex;
-use anyhow::{bail, Context, Result};
+use ansel::answering::CascadeOptions;
+use ansel::models;
+use ansel_answer::Answerer;
+use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-
-/// Candidates the reranker scores between two checks of the time budget.
-const RERANK_CHUNK: usize = 8;
 
 /// The index and the cascade that answers questions over it; shared by `ask` and `serve`.
 #[derive(Args)]
@@ -30,44 +26,18 @@ pub struct CascadeArgs {
 }
 
 impl CascadeArgs {
-    /// Opens the index and builds the cascade; lexical models take their term
-    /// statistics from every sentence in the index.
+    /// Opens the index and builds the cascade.
     pub fn answerer(&self) -> Result<Answerer> {
         if self.keep == 0 || self.retrieve == 0 {
             bail!("--keep and --retrieve must be at least 1");
         }
-        let index = SentenceIndex::open(&self.index)?;
-        let corpus = [Question {
-            id: "index".into(),
-            text: String::new(),
-            candidates: index
-                .sentence_texts()?
-                .into_iter()
-                .enumerate()
-                .map(|(i, text)| Candidate {
-                    id: i.to_string(),
-                    text,
-                    label: None,
-                    context: None,
-                })
-                .collect(),
-        }];
-        let prune = match self.prune_model.as_str() {
-            "none" => None,
-            spec => Some((
-                models::resolve(spec, &corpus).context("--prune-model")?,
-                self.keep,
-            )),
-        };
-        let rerank = models::resolve(&self.model, &corpus).context("--model")?;
-        Ok(Answerer {
-            index,
-            cascade: Cascade {
-                retrieve: self.retrieve,
-                prune,
-                rerank,
-                rerank_chunk: RERANK_CHUNK,
-            },
-        })
+        CascadeOptions {
+            index: self.index.clone(),
+            model: self.model.clone(),
+            prune_model: self.prune_model.clone(),
+            keep: self.keep,
+            retrieve: self.retrieve,
+        }
+        .answerer()
     }
 }

@@ -2,9 +2,8 @@
 
 use super::train::TrainArgs;
 use ansel_efficient::{
-    Architecture, Averaging, Distillation, EfficientRanker, Loss, RnnKind, Teacher, TrainOptions,
+    Architecture, Averaging, Distillation, Loss, RnnKind, Teacher, TrainOptions,
 };
-use ansel_model::{ModelCard, Ranker};
 use ansel_vectors::VectorSource;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -256,8 +255,4 @@ pub fn train_relcnn(args: &TrainArgs) -> Result<()> {
 
 pub fn train_compare_aggregate(args: &TrainArgs) -> Result<()> {
     train(Architecture::CompareAggregate, args)
-}
-
-pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
-    Ok(Box::new(EfficientRanker::load(dir, card)?))
 }

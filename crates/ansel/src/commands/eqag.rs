@@ -3,14 +3,15 @@
 
 use super::train::TrainArgs;
 use super::DataArgs;
-use crate::models;
+use ansel::models;
+use ansel::models::eqag::{base_ranker, node_ranker};
 use ansel_data::Question;
 use ansel_efficient::{Architecture, EfficientRanker, TrainOptions};
 use ansel_graph::oof::{oof_key, out_of_fold, FixedScores};
 use ansel_graph::search::QuestionEncoder;
 use ansel_graph::{
-    build, fit, relative_path, CachedRanker, ClsEncoder, EqagRanker, Extras, Feature, FitOptions,
-    GraphParams, InterBy, NodeVec, Prepared, ScoreCache, Variant,
+    build, fit, relative_path, ClsEncoder, EqagRanker, Extras, Feature, FitOptions, GraphParams,
+    InterBy, NodeVec, Prepared, ScoreCache, Variant,
 };
 use ansel_model::{ModelCard, Ranker, TrainingRecord};
 use anyhow::{anyhow, bail, Context, Result};
@@ -18,17 +19,6 @@ use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Environment variable: comma-separated `ansel rank` outputs of an EQAG model's base ranker;
-/// questions found there are not re-scored (experiments only; unset, the base scores live).
-pub const BASE_CACHE_ENV: &str = "ANSEL_EQAG_BASE_CACHE";
-
-/// Environment variable: a bi-encoder vector cache file (`--vector-cache`) for batch scoring.
-pub const VECTOR_CACHE_ENV: &str = "ANSEL_EQAG_VECTOR_CACHE";
-
-/// Environment variable: a `[CLS]`-state cache file (`--cls-cache`) for batch scoring of
-/// `cls-vec` models.
-pub const CLS_CACHE_ENV: &str = "ANSEL_EQAG_CLS_CACHE";
 
 /// Options of `--model eqag` (the base ranker is `--base`).
 #[derive(Args)]
@@ -128,86 +118,6 @@ pub struct EqagArgs {
     /// must be in it.
     #[arg(long)]
     pub train_scores: Option<PathBuf>,
-}
-
-/// The base ranker named by `spec`, reading cached scores from `caches` first.
-fn base_ranker(spec: &str, caches: &[PathBuf]) -> Result<Box<dyn Ranker>> {
-    let base = models::resolve(spec, &[])?;
-    if caches.is_empty() {
-        return Ok(base);
-    }
-    let mut read = Vec::new();
-    for path in caches {
-        let cache = ScoreCache::read(path)?;
-        if !scores_stand_for(&cache.model, spec) {
-            bail!(
-                "{}: scores of {:?}, neither the base {:?} nor an fp32 export of it",
-                path.display(),
-                cache.model,
-                spec
-            );
-        }
-        read.push(cache);
-    }
-    Ok(Box::new(CachedRanker::new(base, read)))
-}
-
-/// Whether scores cached from the model `cached` (as `ansel rank` named it) stand for the
-/// base `spec`'s: the same name, the same directory, or an ONNX Runtime fp32 export of that
-/// directory (`ansel quantize --precision fp32`; int8 exports change scores and are refused).
-fn scores_stand_for(cached: &str, spec: &str) -> bool {
-    let dir = |p: &Path| p.canonicalize().ok();
-    let spec_dir = dir(Path::new(spec));
-    let same_dir = |p: &Path| spec_dir.is_some() && dir(p) == spec_dir;
-    cached == spec
-        || same_dir(Path::new(cached))
-        || ansel_onnx::fp32_source(Path::new(cached)).is_some_and(|src| same_dir(&src))
-}
-
-/// Lexical rankers usable as node features: those without corpus statistics (`idf-wo` and
-/// `bm25` would take their IDF from whatever data is being scored, so a stored model could
-/// not reproduce its own features).
-const NODE_RANKERS: [&str; 3] = ["wo", "wo-rr", "rr"];
-
-/// Resolves one extra node feature ranker by name.
-fn node_ranker(name: &str) -> ansel_model::Result<Box<dyn Ranker>> {
-    if !NODE_RANKERS.contains(&name) {
-        return Err(ansel_model::ModelError::Unsupported {
-            model: ansel_graph::KIND.into(),
-            message: format!(
-                "unknown node feature {name:?} (known: base, cos, pair-vec, pair-vec:N, cls-vec, cls-vec:N, {})",
-                NODE_RANKERS.join(", ")
-            ),
-        });
-    }
-    models::resolve(name, &[]).map_err(|e| ansel_model::ModelError::Backend(crate::describe(&e)))
-}
-
-/// Loads an EQAG model directory; its base ranker goes through the same model resolver.
-pub fn load(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
-    let spec = EqagRanker::base_spec(dir, card)?;
-    let caches: Vec<PathBuf> = std::env::var(BASE_CACHE_ENV)
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    let base = base_ranker(&spec, &caches).with_context(|| format!("base ranker {spec}"))?;
-    let mut ranker = EqagRanker::load(dir, card, base, node_ranker)?;
-    ranker.vector_cache = env_path(VECTOR_CACHE_ENV);
-    ranker.set_cls_cache(env_path(CLS_CACHE_ENV));
-    Ok(Box::new(ranker))
-}
-
-/// A file named by the environment variable `name` (unset or empty: none).
-fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var(name)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
 }
 
 /// The sweep's grid points (each list: the option's values, or the default grid's).
@@ -675,50 +585,4 @@ pub fn latency(args: LatencyArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{out}")?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scores_stand_for;
-    use ansel_model::ModelCard;
-    use std::path::Path;
-
-    /// A card-only ONNX export directory of `source` at `precision`.
-    fn export(dir: &Path, source: &Path, precision: &str) -> String {
-        let config = serde_json::json!({
-            "input": "pair", "max_len": 32, "batch_size": 2, "precision": precision,
-            "scheme": "test", "source": source.display().to_string(), "source_name": "base",
-            "opset": 17,
-        });
-        ModelCard::new(ansel_onnx::KIND, "export", config)
-            .write(dir)
-            .unwrap();
-        dir.display().to_string()
-    }
-
-    #[test]
-    fn cached_scores_stand_for_the_base_or_its_fp32_export_only() {
-        let tmp = tempfile::tempdir().unwrap();
-        let base = tmp.path().join("base");
-        let other = tmp.path().join("other");
-        for d in ["base", "other", "fp32", "int8", "fp32-of-other"] {
-            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
-        }
-        let spec = base.display().to_string();
-        let fp32 = export(&tmp.path().join("fp32"), &base, "fp32");
-        let int8 = export(&tmp.path().join("int8"), &base, "int8");
-        let fp32_other = export(&tmp.path().join("fp32-of-other"), &other, "fp32");
-        assert!(scores_stand_for(&spec, &spec));
-        // The same directory by another spelling.
-        let dotted = tmp.path().join("base/../base").display().to_string();
-        assert!(scores_stand_for(&dotted, &spec));
-        assert!(scores_stand_for(&fp32, &spec));
-        assert!(!scores_stand_for(&int8, &spec));
-        assert!(!scores_stand_for(&fp32_other, &spec));
-        assert!(!scores_stand_for(&other.display().to_string(), &spec));
-        // Built-in names: equal names only (two paths that do not exist are not the same).
-        assert!(scores_stand_for("wo", "wo"));
-        assert!(!scores_stand_for("wo", "bm25"));
-        assert!(!scores_stand_for(&fp32, "wo"));
-    }
 }

@@ -1,5 +1,5 @@
 use super::DataArgs;
-use crate::models;
+use ansel::models;
 use ansel_eval::{evaluate, write_qrels, write_run, Filter, Report};
 use ansel_model::write_atomic;
 use anyhow::{Context, Result};

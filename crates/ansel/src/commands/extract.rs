@@ -204,7 +204,7 @@ pub fn run_eval(args: EvalExtractArgs) -> Result<()> {
     // Sentence scores of each ranker.
     let mut ranked: Vec<(String, Vec<Vec<f32>>)> = Vec::new();
     for spec in &args.rankers {
-        let ranker = crate::models::resolve(spec, &as2)?;
+        let ranker = ansel::models::resolve(spec, &as2)?;
         let scores = ranker
             .score_all(&as2)
             .with_context(|| format!("ranker {spec}"))?;

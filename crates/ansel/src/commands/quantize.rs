@@ -30,7 +30,7 @@ pub struct QuantizeArgs {
 }
 
 pub fn run(args: QuantizeArgs) -> Result<()> {
-    let src = crate::models::model_dir(&args.model)?;
+    let src = ansel::models::model_dir(&args.model)?;
     let src = src.canonicalize().unwrap_or(src);
     let precision = match args.precision {
         PrecisionArg::Int8 => Precision::Int8,

@@ -1,5 +1,5 @@
 use super::DataArgs;
-use crate::models;
+use ansel::models;
 use ansel_data::Question;
 use anyhow::Result;
 use clap::Args;

@@ -1,7 +1,7 @@
 //! `ansel synth`: synthetic (question, answer sentence) data from unlabelled documents
 //! (SEDAN §3.1): passages of K_GQA sentences, rule-based cloze questions, round-trip filter.
 
-use crate::models;
+use ansel::models;
 use ansel_data::Question;
 use ansel_index::{document_sentences, Document};
 use ansel_model::{write_atomic, Ranker};
@@ -33,7 +33,7 @@ pub struct GenerationArgs {
 impl GenerationArgs {
     /// Reads the documents and generates cloze questions from them (at most `max_questions`).
     pub fn generate(&self, max_questions: Option<usize>) -> Result<(Vec<Question>, Generated)> {
-        let documents = super::index::read_all(&self.texts)?;
+        let documents = ansel::indexing::read_all(&self.texts)?;
         let generator = ClozeGenerator {
             question_words: self.question_words,
             ..ClozeGenerator::default()

@@ -9,7 +9,7 @@
 //! source's) by its source's card, so the two share a cache. Beside each cache,
 //! `<key>.meta.json` records the teacher, the data file and the one-off scoring time.
 
-use crate::models;
+use ansel::models;
 use ansel_data::Question;
 use ansel_graph::ScoreCache;
 use ansel_model::Fingerprint;

@@ -8,17 +8,19 @@ use ansel_model::{ModelCard, Ranker};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
+pub mod eqag;
+
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
 /// Model kinds that load from a directory, by the `kind` of their card.
 const LOADERS: &[(&str, Loader)] = &[
-    ("cosinenet", crate::commands::efficient::load),
-    ("relcnn", crate::commands::efficient::load),
-    ("compare-aggregate", crate::commands::efficient::load),
+    ("cosinenet", load_efficient),
+    ("relcnn", load_efficient),
+    ("compare-aggregate", load_efficient),
     (ansel_bert::KIND, load_cross_encoder),
     (ansel_cassie::KIND, load_cassie),
     (ansel_bert::BI_KIND, load_bi_encoder),
-    (ansel_graph::KIND, crate::commands::eqag::load),
+    (ansel_graph::KIND, eqag::load),
     (ansel_onnx::KIND, load_onnx),
 ];
 
@@ -36,6 +38,10 @@ pub const DEFAULT_ASK_MODEL: &str = "idf-wo+cosinenet-wikiqa-distilled+compare-a
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
+
+fn load_efficient(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_efficient::EfficientRanker::load(dir, card)?))
+}
 
 fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))

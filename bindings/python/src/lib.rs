@@ -1,0 +1,362 @@
+//! The `ansel._ansel` extension module: [`Ranker`] scores a question's candidate texts with
+//! any model spec the command line takes; [`Index`] adds documents to a sentence index and
+//! answers questions over it. Rust runs with the GIL released; errors carry the command
+//! line's messages (file, line, field).
+
+use ansel::answering::CascadeOptions;
+use ansel::indexing::{add_files, check_files, Progress};
+use ansel::models;
+use ansel_answer::{Answerer, Ask};
+use ansel_data::{link_neighbours, Candidate, DocContext, Question};
+use ansel_index::{Document, SentenceIndex};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+pyo3::create_exception!(
+    _ansel,
+    AnselError,
+    PyException,
+    "An error from ansel: the same message the command line prints."
+);
+
+fn to_py(err: anyhow::Error) -> PyErr {
+    AnselError::new_err(ansel::describe(&err))
+}
+
+/// Lexical models that weigh words by statistics of a corpus.
+const CORPUS_MODELS: [&str; 2] = ["idf-wo", "bm25"];
+
+/// A question over `texts`, in the form every ranker scores. `in_document_order`: the texts
+/// are one document's sentences in order, so each has a position and neighbours (what `wo-rr`
+/// and context models read), as `"in_document_order": true` does in a JSON lines file.
+fn question(query: &str, texts: Vec<String>, in_document_order: bool) -> Question {
+    let mut candidates: Vec<Candidate> = texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| Candidate {
+            id: i.to_string(),
+            text,
+            label: None,
+            context: in_document_order.then(|| DocContext {
+                doc_id: "doc".into(),
+                title: None,
+                position: i,
+                prev: None,
+                next: None,
+            }),
+        })
+        .collect();
+    link_neighbours(&mut candidates);
+    Question {
+        id: "q".into(),
+        text: query.into(),
+        candidates,
+    }
+}
+
+/// Scores candidate texts for a question with one model: a built-in name (`wo-rr`, `bm25`,
+/// ...), a model directory, the name of a model in `models/`, or several joined by `+`.
+#[pyclass(frozen, module = "ansel")]
+struct Ranker {
+    ranker: Box<dyn ansel_model::Ranker>,
+    model: String,
+}
+
+#[pymethods]
+impl Ranker {
+    #[new]
+    #[pyo3(signature = (model = models::DEFAULT_MODEL, corpus = None))]
+    fn new(py: Python<'_>, model: &str, corpus: Option<Vec<String>>) -> PyResult<Ranker> {
+        let needs_corpus = model
+            .split('+')
+            .map(|member| member.trim().split(':').next().unwrap_or(""))
+            .find(|name| CORPUS_MODELS.contains(name));
+        if let (Some(name), None) = (needs_corpus, &corpus) {
+            return Err(AnselError::new_err(format!(
+                "model {model:?}: {name} weighs words by corpus statistics; pass corpus=[...] \
+                 (texts like those you will score, e.g. every candidate of your collection)"
+            )));
+        }
+        let corpus = corpus
+            .map(|texts| question("", texts, false))
+            .into_iter()
+            .collect::<Vec<_>>();
+        let ranker = py
+            .detach(|| models::resolve(model, &corpus))
+            .map_err(to_py)?;
+        Ok(Ranker {
+            ranker,
+            model: model.into(),
+        })
+    }
+
+    /// The model spec this ranker was made from.
+    #[getter]
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// One score per text, higher is better (scales differ between models).
+    /// `in_document_order=True`: the texts are one document's sentences in order.
+    #[pyo3(signature = (query, texts, in_document_order = false))]
+    fn score(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        texts: Vec<String>,
+        in_document_order: bool,
+    ) -> PyResult<Vec<f32>> {
+        let question = question(query, texts, in_document_order);
+        py.detach(|| self.ranker.score(&question))
+            .map_err(|e| to_py(e.into()))
+    }
+
+    /// The texts' indices and scores, best first; `top_k` keeps the first k.
+    #[pyo3(signature = (query, texts, top_k = None, in_document_order = false))]
+    fn rank(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        texts: Vec<String>,
+        top_k: Option<usize>,
+        in_document_order: bool,
+    ) -> PyResult<Vec<(usize, f32)>> {
+        let scores = self.score(py, query, texts, in_document_order)?;
+        let mut ranked: Vec<(usize, f32)> = scores.into_iter().enumerate().collect();
+        ranked.sort_by(|a, b| ansel_model::best_first(a.1, b.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(top_k.unwrap_or(usize::MAX));
+        Ok(ranked)
+    }
+
+    /// Scores of many questions at once (`queries[i]` over `texts[i]`): the model batches
+    /// across questions, as `ansel rank` does.
+    #[pyo3(signature = (queries, texts, in_document_order = false))]
+    fn score_batch(
+        &self,
+        py: Python<'_>,
+        queries: Vec<String>,
+        texts: Vec<Vec<String>>,
+        in_document_order: bool,
+    ) -> PyResult<Vec<Vec<f32>>> {
+        if queries.len() != texts.len() {
+            return Err(AnselError::new_err(format!(
+                "score_batch: {} queries but {} lists of texts",
+                queries.len(),
+                texts.len()
+            )));
+        }
+        let questions: Vec<Question> = queries
+            .iter()
+            .zip(texts)
+            .map(|(q, t)| question(q, t, in_document_order))
+            .collect();
+        py.detach(|| self.ranker.score_all(&questions))
+            .map_err(|e| to_py(e.into()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ansel.Ranker({:?})", self.model)
+    }
+}
+
+/// The index as it stands: open for writing, or wrapped in the cascade that answers from it
+/// (built on the first question after a change, so lexical statistics see every sentence).
+enum State {
+    Open(SentenceIndex),
+    Answering(Answerer),
+}
+
+/// A sentence index on disk (opened, or created when missing) and the cascade that answers
+/// questions from it: BM25 retrieves, a cheap model prunes, the answer model reranks.
+#[pyclass(frozen, module = "ansel")]
+struct Index {
+    options: CascadeOptions,
+    state: Mutex<Option<State>>,
+}
+
+impl Index {
+    /// Runs `f` on the open index, leaving it open (the cascade is rebuilt on the next ask).
+    fn writing<T>(&self, f: impl FnOnce(&SentenceIndex) -> anyhow::Result<T>) -> PyResult<T> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match state.take() {
+            Some(State::Open(index)) => index,
+            Some(State::Answering(answerer)) => answerer.index,
+            None => {
+                SentenceIndex::open_or_create(&self.options.index).map_err(|e| to_py(e.into()))?
+            }
+        };
+        let result = f(&index);
+        *state = Some(State::Open(index));
+        result.map_err(to_py)
+    }
+}
+
+#[pymethods]
+impl Index {
+    #[new]
+    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = 30, retrieve = 100))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        model: &str,
+        prune_model: &str,
+        keep: usize,
+        retrieve: usize,
+    ) -> PyResult<Index> {
+        if keep == 0 || retrieve == 0 {
+            return Err(AnselError::new_err("keep and retrieve must be at least 1"));
+        }
+        let index = py
+            .detach(|| SentenceIndex::open_or_create(&path))
+            .map_err(|e| to_py(e.into()))?;
+        Ok(Index {
+            options: CascadeOptions {
+                index: path,
+                model: model.into(),
+                prune_model: prune_model.into(),
+                keep,
+                retrieve,
+            },
+            state: Mutex::new(Some(State::Open(index))),
+        })
+    }
+
+    /// Adds documents (dicts with "id", "text" and optionally "title"; a document whose id is
+    /// already indexed replaces it) and commits. Returns the sentences added.
+    fn add(&self, py: Python<'_>, documents: &Bound<'_, PyList>) -> PyResult<usize> {
+        let mut read = Vec::with_capacity(documents.len());
+        for (i, item) in documents.iter().enumerate() {
+            let field = |name: &str, required: bool| -> PyResult<String> {
+                let value = item.get_item(name).ok().filter(|v| !v.is_none());
+                match value {
+                    Some(v) => v.extract::<String>().map_err(|_| {
+                        AnselError::new_err(format!("documents[{i}]: field {name:?} is not a string"))
+                    }),
+                    None if required => Err(AnselError::new_err(format!(
+                        "documents[{i}]: missing field {name:?} (a document is {{\"id\", \"title\", \"text\"}})"
+                    ))),
+                    None => Ok(String::new()),
+                }
+            };
+            read.push(Document {
+                id: field("id", true)?,
+                title: field("title", false)?,
+                text: field("text", true)?,
+            });
+        }
+        py.detach(|| self.writing(|index| ansel::indexing::add_documents(index, &read)))
+    }
+
+    /// Adds every document under `paths` (.txt, .md, .jsonl files or folders of them), as
+    /// `ansel index` does: bad input raises before the index changes, naming file and line.
+    /// Returns {"documents", "sentences", "empty"}.
+    #[pyo3(signature = (paths, commit_every = 1000, max_document_bytes = ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES))]
+    fn add_files<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<PathBuf>,
+        commit_every: usize,
+        max_document_bytes: usize,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let added = py.detach(|| {
+            let checked = check_files(&paths, max_document_bytes).map_err(to_py)?;
+            self.writing(|index| add_files(index, &checked, commit_every, |_: Progress| {}))
+        })?;
+        let out = PyDict::new(py);
+        out.set_item("documents", added.documents)?;
+        out.set_item("sentences", added.sentences)?;
+        out.set_item("empty", added.empty)?;
+        Ok(out)
+    }
+
+    /// The best `top_k` answer sentences with their context, best first: dicts with "text",
+    /// "score", "stage", "title", "doc_id", "position", "prev", "next". `budget_ms` bounds the
+    /// reranking time (past it, the rest keep their pruned order).
+    #[pyo3(signature = (question, top_k = 5, budget_ms = None))]
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        question: String,
+        top_k: usize,
+        budget_ms: Option<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if top_k == 0 {
+            return Err(AnselError::new_err("top_k must be at least 1"));
+        }
+        let answers = py.detach(|| {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let answerer = match state.take() {
+                Some(State::Answering(answerer)) => answerer,
+                Some(State::Open(index)) => self.options.answerer_over(index).map_err(to_py)?,
+                None => self.options.answerer().map_err(to_py)?,
+            };
+            let answers = answerer.ask(&Ask {
+                question,
+                top_k,
+                budget: budget_ms.map(Duration::from_millis),
+            });
+            *state = Some(State::Answering(answerer));
+            answers.map_err(|e| to_py(e.into()))
+        })?;
+        let list = PyList::empty(py);
+        for answer in answers.answers {
+            let d = PyDict::new(py);
+            let s = answer.sentence;
+            d.set_item("text", s.text)?;
+            d.set_item("score", answer.score)?;
+            d.set_item("stage", serde_stage(answer.stage))?;
+            d.set_item("title", s.title)?;
+            d.set_item("doc_id", s.doc_id)?;
+            d.set_item("position", s.position)?;
+            d.set_item("prev", s.prev)?;
+            d.set_item("next", s.next)?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// {"documents", "sentences"} in the index.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = py.detach(|| self.writing(|index| Ok(index.stats()?)))?;
+        let out = PyDict::new(py);
+        out.set_item("documents", stats.documents)?;
+        out.set_item("sentences", stats.sentences)?;
+        Ok(out)
+    }
+
+    /// The index folder.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.options.index.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ansel.Index({:?})",
+            self.options.index.display().to_string()
+        )
+    }
+}
+
+/// A stage's name as the command line's JSON writes it.
+fn serde_stage(stage: ansel_answer::Stage) -> String {
+    match serde_json::to_value(stage) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{stage:?}").to_lowercase(),
+    }
+}
+
+#[pymodule]
+fn _ansel(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Ranker>()?;
+    m.add_class::<Index>()?;
+    m.add("AnselError", m.py().get_type::<AnselError>())?;
+    m.add("DEFAULT_MODEL", models::DEFAULT_MODEL)?;
+    m.add("DEFAULT_ASK_MODEL", models::DEFAULT_ASK_MODEL)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

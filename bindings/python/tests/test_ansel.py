@@ -1,0 +1,173 @@
+"""The Python package against the command line it wraps: same scores, same errors."""
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import ansel
+
+REPO = Path(__file__).resolve().parents[3]
+CLI = REPO / "target" / "release" / "ansel"
+SAMPLE = REPO / "examples" / "sample-questions.jsonl"
+CORPUS = REPO / "examples" / "corpus"
+
+EIFFEL = "How tall is the Eiffel Tower?"
+TEXTS = ["Grass is green.", "The tower is 330 metres tall.", "The Eiffel Tower is in Paris."]
+
+
+def cli(*args, check=True):
+    if not CLI.exists():
+        pytest.skip("build the command line first: cargo build --release -p ansel")
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True, check=check)
+
+
+def sample_questions():
+    with open(SAMPLE) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_score_gives_one_float_per_text_and_rank_orders_them():
+    ranker = ansel.Ranker("wo-rr")
+    scores = ranker.score(EIFFEL, TEXTS)
+    assert len(scores) == 3 and all(isinstance(s, float) for s in scores)
+    assert scores[0] < scores[2]
+    ranked = ranker.rank(EIFFEL, TEXTS)
+    assert [i for i, _ in ranked] == sorted(range(3), key=lambda i: (-scores[i], i))
+    assert ranker.rank(EIFFEL, TEXTS, top_k=1) == ranked[:1]
+    assert ranker.score(EIFFEL, []) == []
+    # In document order, word-overlap ties go to the earlier sentence (wo-rr's position term).
+    ordered = ranker.score(EIFFEL, ["The tower.", "The tower."], in_document_order=True)
+    assert ordered[0] > ordered[1]
+
+
+@pytest.mark.parametrize("model", [ansel.DEFAULT_MODEL, "wo-rr", "minilm-l6-squad-transfer"])
+def test_scores_equal_the_command_lines_rank(model):
+    if model.startswith("minilm") and not (REPO / "vendor" / "models" / "all-minilm-l6-v2").exists():
+        pytest.skip("MiniLM is fetched by scripts/fetch-models.sh")
+    expected = [json.loads(line) for line in cli("rank", "--data", str(SAMPLE), "--model", model).stdout.splitlines()]
+    ranker = ansel.Ranker(model)
+    questions = sample_questions()
+    ordered = all(q.get("in_document_order") for q in questions)
+    assert ordered, "the sample questions are each one document's sentences in order"
+    batch = ranker.score_batch(
+        [q["question"] for q in questions],
+        [[c["text"] for c in q["candidates"]] for q in questions],
+        in_document_order=True,
+    )
+    for q, want, got_batch in zip(questions, expected, batch):
+        got = ranker.score(q["question"], [c["text"] for c in q["candidates"]], in_document_order=True)
+        want_scores = [s["score"] for s in want["scores"]]
+        assert got == pytest.approx(want_scores, abs=1e-5), q["id"]
+        assert got_batch == pytest.approx(want_scores, abs=1e-5), q["id"]
+
+
+def test_corpus_models_need_a_corpus_and_use_it():
+    with pytest.raises(ansel.AnselError, match="corpus"):
+        ansel.Ranker("bm25")
+    with pytest.raises(ansel.AnselError, match="corpus"):
+        ansel.Ranker("wo+idf-wo")
+    corpus = TEXTS + ["The tower is a tower."] * 5
+    scores = ansel.Ranker("bm25", corpus=corpus).score(EIFFEL, TEXTS)
+    assert scores[2] > scores[1] > scores[0]
+
+
+def test_errors_carry_the_command_lines_messages():
+    with pytest.raises(ansel.AnselError) as err:
+        ansel.Ranker("no-such-model")
+    message = cli("rank", "--data", str(SAMPLE), "--model", "no-such-model", check=False).stderr
+    assert str(err.value).split(" in ")[0] in message
+    assert "unknown model" in str(err.value)
+    with pytest.raises(ansel.AnselError, match="a\\+\\+b|single `\\+`"):
+        ansel.Ranker("wo++rr")
+
+
+def test_the_gil_is_released_while_rust_scores():
+    ranker = ansel.Ranker(ansel.DEFAULT_MODEL)
+    texts = [f"Sentence number {i} says the tower is {i} metres tall." for i in range(3000)]
+    ticks = 0
+    stop = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        time.sleep(0.05)
+        before = ticks
+        start = time.perf_counter()
+        ranker.score(EIFFEL, texts)
+        elapsed = time.perf_counter() - start
+        during = ticks - before
+    finally:
+        stop.set()
+        thread.join()
+    # Holding the GIL, the counting thread would stand still for the whole call.
+    assert elapsed > 0.02, "too quick to tell"
+    assert during > 10_000, (during, elapsed)
+
+
+def test_index_adds_documents_and_answers_with_context(tmp_path):
+    index = ansel.Index(tmp_path / "idx", model="wo-rr")
+    added = index.add([
+        {"id": "eiffel", "title": "Eiffel Tower", "text": "The Eiffel Tower is in Paris. The tower is 330 metres tall. It opened in 1889."},
+        {"id": "grass", "text": "Grass is green. It grows in spring."},
+    ])
+    assert added == 5
+    assert index.stats() == {"documents": 2, "sentences": 5}
+    answers = index.ask(EIFFEL, top_k=2)
+    assert len(answers) == 2
+    best = answers[0]
+    assert set(best) == {"text", "score", "stage", "title", "doc_id", "position", "prev", "next"}
+    assert best["doc_id"] == "eiffel" and best["title"] == "Eiffel Tower"
+    if best["position"] == 1:
+        assert best["prev"] == "The Eiffel Tower is in Paris." and best["next"] == "It opened in 1889."
+    # Adding a document with the same id replaces it; a new cascade sees the change.
+    index.add([{"id": "grass", "text": "Grass is green."}])
+    assert index.stats() == {"documents": 2, "sentences": 4}
+    # The index is on disk: a second handle opens it.
+    assert ansel.Index(tmp_path / "idx").stats()["sentences"] == 4
+
+
+def test_add_checks_every_document_first(tmp_path):
+    index = ansel.Index(tmp_path / "idx")
+    with pytest.raises(ansel.AnselError, match=r"documents\[1\]: missing field \"text\""):
+        index.add([{"id": "a", "text": "Fine."}, {"id": "b"}])
+    with pytest.raises(ansel.AnselError, match=r"documents\[0\]: field \"title\" is not a string"):
+        index.add([{"id": "a", "title": 3, "text": "Fine."}])
+    assert index.stats() == {"documents": 0, "sentences": 0}
+
+
+def test_add_files_matches_the_command_line_and_names_the_bad_line(tmp_path):
+    index = ansel.Index(tmp_path / "py", model="wo-rr")
+    added = index.add_files([CORPUS])
+    cli("index", "--index", str(tmp_path / "cli"), str(CORPUS))
+    assert added["documents"] > 0 and added["sentences"] > 0
+    assert index.stats() == ansel.Index(tmp_path / "cli").stats()
+    question = "Who invented the Fresnel lens?"
+    got = index.ask(question, top_k=3)
+    want = json.loads(cli("ask", "--index", str(tmp_path / "cli"), "--model", "wo-rr", "--top", "3", "--json", question).stdout)
+    assert [a["text"] for a in got] == [a["text"] for a in want["answers"]]
+    assert [a["score"] for a in got] == pytest.approx([a["score"] for a in want["answers"]], abs=1e-5)
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "Fine."}\n{"id": "b"\n')
+    before = index.stats()
+    with pytest.raises(ansel.AnselError, match=r"bad\.jsonl:2"):
+        index.add_files([bad])
+    assert index.stats() == before
+
+
+def test_default_index_answers_the_quick_start_question(tmp_path):
+    index = ansel.Index(tmp_path / "idx")
+    index.add_files([str(CORPUS)])
+    answers = index.ask("Who invented the Fresnel lens?", top_k=1)
+    assert "Fresnel" in answers[0]["text"]
+    with pytest.raises(ansel.AnselError, match="top_k"):
+        index.ask("x", top_k=0)
