@@ -19,5 +19,6 @@ cargo test -q --release --workspace
 for page in README.md docs/guide/*.md; do python3 scripts/check-readme-commands.py "$page"; done
 # The Python package, installed with pip into a fresh virtual environment.
 bash scripts/test-python.sh
+bash scripts/test-spark.sh   # ansel.spark on local[2] Spark (pinned pyspark, Java 17)
 # Real reranking clients (cohere SDK, rerankers) against a running server.
 bash scripts/test-clients.sh

@@ -16,6 +16,10 @@ pub struct BenchArgs {
     /// Timed passes over the whole data set (after one untimed warm-up pass).
     #[arg(long, default_value_t = 5)]
     repeat: usize,
+    /// Also time each question scored on its own (as `ask` and `/rerank` do) and report the
+    /// median per-question time.
+    #[arg(long)]
+    per_question: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -33,10 +37,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         seconds.push(started.elapsed().as_secs_f64());
         std::hint::black_box(scores);
     }
-    seconds.sort_by(f64::total_cmp);
-    let median = seconds[seconds.len() / 2];
+    let median = median_of(&mut seconds);
     let rate = |s: f64| (pairs as f64 / s.max(1e-12)).round();
-    let report = serde_json::json!({
+    let mut report = serde_json::json!({
         "model": args.model,
         "data": args.data.data.display().to_string(),
         "questions": questions.len(),
@@ -48,6 +51,23 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "worst_pairs_per_second": rate(seconds[seconds.len() - 1]),
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
     });
+    if args.per_question {
+        let mut each = Vec::with_capacity(questions.len() * args.repeat);
+        for _ in 0..args.repeat {
+            for question in &questions {
+                let started = Instant::now();
+                std::hint::black_box(model.score(question)?);
+                each.push(started.elapsed().as_secs_f64());
+            }
+        }
+        report["median_ms_per_question"] = serde_json::json!(median_of(&mut each) * 1e3);
+    }
     println!("{report}");
     Ok(())
+}
+
+/// The median of `values` (sorts them).
+fn median_of(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }

@@ -1,0 +1,67 @@
+"""ansel.spark on a local[2] Spark: scores equal `ansel rank`'s on the same questions."""
+
+import json
+import os
+import sys
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark", reason="scripts/test-spark.sh installs pyspark")
+
+import ansel  # noqa: E402
+from ansel.spark import score_pairs  # noqa: E402
+from test_ansel import SAMPLE, cli, sample_questions  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("ansel-test")
+        # Batches of 3 rows split questions across batches: the carry-over must join them.
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "3")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "3")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def pairs(spark):
+    rows = [
+        (q["id"], q["question"], i, c["text"])
+        for q in sample_questions()
+        for i, c in enumerate(q["candidates"])
+    ]
+    # Shuffled over partitions, so that the job must regroup each question's rows itself.
+    return spark.createDataFrame(rows, "qid string, question string, pos int, text string").repartition(4)
+
+
+@pytest.mark.parametrize("model", [ansel.DEFAULT_MODEL, "wo-rr"])
+def test_spark_scores_equal_ansel_rank(spark, model):
+    scored = score_pairs(pairs(spark), model, order="pos", in_document_order=True).toPandas()
+    want = {
+        (line["id"], int(s["id"])): s["score"]
+        for line in map(json.loads, cli("rank", "--data", str(SAMPLE), "--model", model).stdout.splitlines())
+        for s in line["scores"]
+    }
+    got = {(r.qid, r.pos): r.score for r in scored.itertuples()}
+    assert set(got) == set(want)
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, abs=1e-5), key
+    assert list(scored.columns) == ["qid", "question", "pos", "text", "score"]
+
+
+def test_rows_keep_their_order_without_an_order_column(spark):
+    from pyspark.sql import functions as F
+
+    df = pairs(spark).coalesce(1).orderBy("qid", "pos")
+    scored = score_pairs(df, "wo-rr", in_document_order=True).orderBy("qid", "pos").toPandas()
+    want = score_pairs(df, "wo-rr", order="pos", in_document_order=True).orderBy("qid", "pos").toPandas()
+    assert scored["score"].tolist() == pytest.approx(want["score"].tolist(), abs=1e-6)
+    assert "_ansel_row" not in scored.columns
+    assert df.select(F.countDistinct("qid")).first()[0] == len(sample_questions())
