@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CASSIE on WikiQA with a frozen encoder: encodes every (question, sentence) pair of WikiQA
 # train/dev/test once with models/minilm-l6-wikiqa (cached under runs/cassie-cache), trains every
-# ablation head with 3 seeds on the cached features (`ansel cassie-bench`), times Sinkhorn against
+# ablation head with 3 seeds on the cached features (`ansel-lab cassie-bench`), times Sinkhorn against
 # the encoder, runs the two other head settings (paper-exact scoring of h_1; + base logit) with
 # seed 1 to show the choice made on dev, then trains the committed CASSIE model
 # (`ansel train --model cassie`) and evaluates it and its base live with `ansel eval`.
@@ -26,8 +26,9 @@ cd "$(dirname "$0")/.."
 data=${DATA:-../shared/data}/wikiqa
 seeds=${SEEDS:-1,2,3}
 chosen=${FLAGS:---skip}   # the head setting with the best seed-1 dev MAP of full CASSIE (below)
-cargo build --release -q -p ansel
+cargo build --release -q -p ansel -p ansel-lab
 bin=./target/release/ansel
+lab=./target/release/ansel-lab
 out=docs/results/cassie.md
 
 # label|WikiQA epochs|model directory, in table order.
@@ -81,7 +82,7 @@ end_to_end() {
 # strongest candidate-only model). Features cached in runs/cassie-cache-tanda-all-2ep.
 tanda_heads() {
   local md=$work/tanda.md
-  "$bin" cassie-bench --base models/minilm-l6-tanda-all-2ep \
+  "$lab" cassie-bench --base models/minilm-l6-tanda-all-2ep \
     --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" --test "$data/WikiQA-test.tsv" \
     --cache runs/cassie-cache-tanda-all-2ep --threads 1 --seeds "$seeds" --residual --out "$md" >/dev/null
   {
@@ -120,7 +121,7 @@ case "${1:-}" in
   tanda-heads) tanda_heads; exit 0 ;;
 esac
 bench() {
-  "$bin" cassie-bench --base models/minilm-l6-wikiqa \
+  "$lab" cassie-bench --base models/minilm-l6-wikiqa \
     --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" --test "$data/WikiQA-test.tsv" \
     --cache runs/cassie-cache --threads 1 "$@"
 }

@@ -38,6 +38,8 @@ case $step in oof*) W=target/eqag-oof ;; ce*) W=target/eqag-ce ;; pv*) W=target/
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p "$W/data" "$W/cache" "$W/runs" "$W/results"
 [ -x "$ansel" ] || cargo build --release -q -p ansel
+lab=${ANSEL_LAB:-./target/release/ansel-lab}
+[ -x "$lab" ] || cargo build --release -q -p ansel-lab
 SEEDS="1 2 3"
 
 # Answered questions only (at least one positive), in the source format.
@@ -112,7 +114,7 @@ latency() {
       --train $D/wikiqa/WikiQA-train.tsv --dev $W/data/wikiqa-dev.tsv --variant t+ \
       --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
   fi
-  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
+  $lab eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
   cat $W/results/latency.json
 }
 
@@ -370,7 +372,7 @@ cv_latency() {
       --node-features base,wo-rr,cls-vec --vector-cache $W/cache/minilm-vectors-latency.bin \
       --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
   fi
-  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit ${CV_LATENCY_LIMIT:-243} --threads 1 > $W/results/latency.json
+  $lab eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit ${CV_LATENCY_LIMIT:-243} --threads 1 > $W/results/latency.json
   cat $W/results/latency.json
 }
 # The committed-path check: seed 1 of the WikiQA pair-vec model scored live (no caches) gives the
@@ -390,7 +392,7 @@ pv_latency() {
       --node-features base,wo-rr,pair-vec --vector-cache $W/cache/minilm-vectors-latency.bin \
       --k-intra 3 --th-intra 0.5 --k-rows 5 --k-inter 10 --th-inter 0.5 --epochs 50 --threads 1 --out $out > /dev/null
   fi
-  $ansel eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
+  $lab eqag-latency --model $out --data $W/data/wikiqa-test.tsv --limit 243 --threads 1 > $W/results/latency.json
   cat $W/results/latency.json
 }
 

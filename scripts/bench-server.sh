@@ -8,14 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -q -p ansel
+cargo build --release -q -p ansel -p ansel-lab
 bin=./target/release/ansel
+lab=./target/release/ansel-lab
 out=${OUT:-docs/results/server-load.md}
 # shellcheck source=scripts/serve-sample.sh
 source scripts/serve-sample.sh
 start_sample_server ${MODEL:+--model "$MODEL"}
 
-timeout 90 "$bin" bench-server --addr "$addr" --questions examples/corpus-questions.jsonl \
+timeout 90 "$lab" bench-server --addr "$addr" --questions examples/corpus-questions.jsonl \
   --requests 20000 --concurrency 8 --max-seconds 20 --out "$out"
 
 kill -TERM "$server"

@@ -794,7 +794,7 @@ if os.path.exists(lat) and os.path.getsize(lat) > 0:
     lines += [
         "## Latency of the graph step",
         "",
-        f"`ansel eqag-latency --model {l['model']} --data {l['data']} --threads {l['threads']}`: "
+        f"`ansel-lab eqag-latency --model {l['model']} --data {l['data']} --threads {l['threads']}`: "
         f"{l['stored_training_questions']} stored training questions ({l['stored_training_nodes']} nodes, "
         f"{l['stored_training_edges']} edges), {l['questions']} questions one at a time, "
         f"{l['candidates_mean']:.1f} candidates on average, on the shared 2-core machine.",

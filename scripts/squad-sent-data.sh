@@ -12,8 +12,10 @@ cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}
 out=data/squad-sent
 ansel=target/release/ansel
+lab=target/release/ansel-lab
 [ -x "$ansel" ] || cargo build --release -q -p ansel
-[ -f "$out/split.json" ] || "$ansel" squad-sent --data "$data/squad/train-v1.1.rebuilt.json.gz" --out "$out"
+[ -x "$lab" ] || cargo build --release -q -p ansel-lab
+[ -f "$out/split.json" ] || "$lab" squad-sent --data "$data/squad/train-v1.1.rebuilt.json.gz" --out "$out"
 for split in dev test; do
   for n in 500 150; do
     for kind in "" -x; do

@@ -7,7 +7,8 @@ use ansel_answer::{Answerer, Cascade};
 use ansel_data::{Candidate, Question};
 use ansel_index::SentenceIndex;
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
 
 /// Candidates the reranker scores between two checks of the time budget.
 const RERANK_CHUNK: usize = 8;
@@ -83,4 +84,36 @@ impl CascadeOptions {
             },
         })
     }
+}
+
+/// A question and a phrase its answer sentence contains.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Labelled {
+    pub question: String,
+    pub answer: String,
+}
+
+/// Reads JSON lines of `{"question", "answer"}`; errors name the file and line.
+pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut labelled = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let item: Labelled = serde_json::from_str::<serde_json::Value>(line)
+            .map_err(|e| e.to_string())
+            .and_then(|value| ansel_model::json::from_value(value, ""))
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
+        if item.answer.trim().is_empty() {
+            bail!("{}:{}: field `answer`: empty", path.display(), i + 1);
+        }
+        labelled.push(item);
+    }
+    if labelled.is_empty() {
+        bail!("{}: no questions", path.display());
+    }
+    Ok(labelled)
 }

@@ -5,6 +5,8 @@
 //! the retrieve-prune-rerank cascade over an index.
 
 pub mod answering;
+pub mod cassie;
+pub mod cli;
 pub mod indexing;
 pub mod models;
 

@@ -42,18 +42,10 @@ enum Command {
     EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
     Synth(commands::synth::SynthArgs),
-    /// SQuAD as AS2 sets split by article: training lists with BM25 negatives from other articles, held-out lists, documents and ask questions.
-    SquadSent(commands::squad_sent::SquadSentArgs),
-    /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
-    CassieBench(commands::cassie::CassieBenchArgs),
     /// Show, for the top answers, which candidate and context words each question word aligned to (CASSIE).
     Explain(commands::cassie::ExplainArgs),
     /// Adapt a bi-encoder or cross-encoder to a new domain from its unlabelled text (SEDAN self-learning).
     Adapt(Box<commands::adapt::AdaptArgs>),
-    /// Load-test a running `ansel serve` on loopback and write a report.
-    BenchServer(commands::bench_server::BenchServerArgs),
-    /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
-    EqagLatency(commands::eqag::LatencyArgs),
     /// Convert a cross-encoder to an ONNX graph scored by ONNX Runtime (int8 dynamic quantization or fp32).
     Quantize(commands::quantize::QuantizeArgs),
     /// Extractive QA benchmark: exact match and token F1 of answer spans read from ranked sentences.
@@ -75,15 +67,11 @@ fn main() -> ExitCode {
         Command::Rank(args) => commands::rank::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::EvalAsk(args) => commands::eval_ask::run(args),
-        Command::BenchServer(args) => commands::bench_server::run(args),
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
-        Command::SquadSent(args) => commands::squad_sent::run(args),
         Command::Adapt(args) => commands::adapt::run(*args),
         Command::Bench(args) => commands::bench::run(args),
-        Command::CassieBench(args) => commands::cassie::bench(args),
         Command::Explain(args) => commands::cassie::explain(args),
-        Command::EqagLatency(args) => commands::eqag::latency(args),
         Command::EvalExtract(args) => commands::extract::run_eval(args),
         Command::Quantize(args) => commands::quantize::run(args),
     };

@@ -1,10 +1,11 @@
 use super::cascade::CascadeArgs;
+use ansel::answering::read_labelled;
 use ansel_answer::Ask;
 use ansel_server::loadtest::percentile;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use serde::Serialize;
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -20,14 +21,6 @@ pub struct EvalAskArgs {
     /// Print one JSON object instead of a table row.
     #[arg(long)]
     json: bool,
-}
-
-/// A question and a phrase its answer sentence contains.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Labelled {
-    pub question: String,
-    pub answer: String,
 }
 
 #[derive(Serialize)]
@@ -99,28 +92,4 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Reads JSON lines of `{"question", "answer"}`; errors name the file and line.
-pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut labelled = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let item: Labelled = serde_json::from_str::<serde_json::Value>(line)
-            .map_err(|e| e.to_string())
-            .and_then(|value| ansel_model::json::from_value(value, ""))
-            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
-        if item.answer.trim().is_empty() {
-            bail!("{}:{}: field `answer`: empty", path.display(), i + 1);
-        }
-        labelled.push(item);
-    }
-    if labelled.is_empty() {
-        bail!("{}: no questions", path.display());
-    }
-    Ok(labelled)
 }

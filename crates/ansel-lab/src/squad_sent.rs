@@ -1,4 +1,4 @@
-//! `ansel squad-sent`: SQuAD turned into AS2 training and evaluation sets, split by article.
+//! `ansel-lab squad-sent`: SQuAD turned into AS2 training and evaluation sets, split by article.
 //!
 //! A question's candidates are its paragraph's sentences (the positive holds the answer
 //! span). Training lists keep the positives, the paragraph's hardest negatives by BM25 and

@@ -1,4 +1,4 @@
-use super::eval_ask::read_labelled;
+use ansel::answering::read_labelled;
 use ansel_model::write_atomic;
 use ansel_server::loadtest::{self, LoadPlan};
 use anyhow::{bail, Result};
@@ -50,7 +50,7 @@ pub fn run(args: BenchServerArgs) -> Result<()> {
     };
     let report = loadtest::run(&plan, args.max_body_bytes)?;
     let command = format!(
-        "bash scripts/bench-server.sh (ansel bench-server --requests {} --concurrency {} --max-seconds {})",
+        "bash scripts/bench-server.sh (ansel-lab bench-server --requests {} --concurrency {} --max-seconds {})",
         args.requests, args.concurrency, args.max_seconds
     );
     let markdown = report.markdown(&plan, &command);

@@ -1,0 +1,50 @@
+//! `ansel-lab`: the drivers of ansel's experiments and benchmarks, kept out of the product
+//! binary so that `ansel --help` lists what a user does and `cargo build -p ansel` does not
+//! compile them. Every page of `docs/results/` names the script that runs these.
+
+mod bench_server;
+mod cassie_bench;
+mod eqag_latency;
+mod squad_sent;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ansel-lab",
+    version,
+    about = "ansel's experiment and benchmark drivers (the results in docs/results)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// SQuAD as AS2 sets split by article: training lists with BM25 negatives from other articles, held-out lists, documents and ask questions.
+    SquadSent(squad_sent::SquadSentArgs),
+    /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
+    CassieBench(cassie_bench::CassieBenchArgs),
+    /// Load-test a running `ansel serve` on loopback and write a report.
+    BenchServer(bench_server::BenchServerArgs),
+    /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
+    EqagLatency(eqag_latency::LatencyArgs),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::SquadSent(args) => squad_sent::run(args),
+        Command::CassieBench(args) => cassie_bench::bench(args),
+        Command::BenchServer(args) => bench_server::run(args),
+        Command::EqagLatency(args) => eqag_latency::latency(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", ansel::describe(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
