@@ -7,7 +7,7 @@ use ansel::answering::CascadeOptions;
 use ansel::indexing::{add_files, check_files, Progress};
 use ansel::models;
 use ansel_answer::{Answerer, Ask};
-use ansel_data::{link_neighbours, Candidate, DocContext, Question};
+use ansel_data::Question;
 use ansel_index::{Document, SentenceIndex};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -30,32 +30,9 @@ fn to_py(err: anyhow::Error) -> PyErr {
 /// Lexical models that weigh words by statistics of a corpus.
 const CORPUS_MODELS: [&str; 2] = ["idf-wo", "bm25"];
 
-/// A question over `texts`, in the form every ranker scores. `in_document_order`: the texts
-/// are one document's sentences in order, so each has a position and neighbours (what `wo-rr`
-/// and context models read), as `"in_document_order": true` does in a JSON lines file.
+/// A question over `texts`, in the form every ranker scores.
 fn question(query: &str, texts: Vec<String>, in_document_order: bool) -> Question {
-    let mut candidates: Vec<Candidate> = texts
-        .into_iter()
-        .enumerate()
-        .map(|(i, text)| Candidate {
-            id: i.to_string(),
-            text,
-            label: None,
-            context: in_document_order.then(|| DocContext {
-                doc_id: "doc".into(),
-                title: None,
-                position: i,
-                prev: None,
-                next: None,
-            }),
-        })
-        .collect();
-    link_neighbours(&mut candidates);
-    Question {
-        id: "q".into(),
-        text: query.into(),
-        candidates,
-    }
+    Question::over_texts("q", query, texts, in_document_order)
 }
 
 /// Scores candidate texts for a question with one model: a built-in name (`wo-rr`, `bm25`,

@@ -13,5 +13,5 @@ mod shuffle;
 
 pub use error::{DataError, Location};
 pub use format::{read_bytes, read_path, Format};
-pub use model::{link_neighbours, Candidate, DocContext, Question};
+pub use model::{Candidate, DocContext, Question};
 pub use shuffle::{question_batches, shuffle_seeded, Packing};

@@ -37,6 +37,39 @@ pub struct DocContext {
 }
 
 impl Question {
+    /// A question over unlabelled candidate texts, numbered from 0. `in_document_order`: the
+    /// texts are one document's sentences in order, so each gets its position and neighbours
+    /// (as `"in_document_order": true` does in ansel JSON lines).
+    pub fn over_texts(
+        id: impl Into<String>,
+        text: impl Into<String>,
+        texts: impl IntoIterator<Item = String>,
+        in_document_order: bool,
+    ) -> Question {
+        let mut candidates: Vec<Candidate> = texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| Candidate {
+                id: i.to_string(),
+                text,
+                label: None,
+                context: in_document_order.then(|| DocContext {
+                    doc_id: "doc".into(),
+                    title: None,
+                    position: i,
+                    prev: None,
+                    next: None,
+                }),
+            })
+            .collect();
+        link_neighbours(&mut candidates);
+        Question {
+            id: id.into(),
+            text: text.into(),
+            candidates,
+        }
+    }
+
     /// Number of candidates labelled positive.
     pub fn positives(&self) -> usize {
         self.candidates
@@ -90,6 +123,20 @@ pub fn link_neighbours(candidates: &mut [Candidate]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_in_document_order_get_positions_and_neighbours() {
+        let texts = || ["A.", "B.", "C."].map(String::from);
+        let q = Question::over_texts("q", "why?", texts(), true);
+        assert!(q.has_document_order());
+        let middle = q.candidates[1].context.as_ref().unwrap();
+        assert_eq!(middle.position, 1);
+        assert_eq!(middle.prev.as_deref(), Some("A."));
+        assert_eq!(middle.next.as_deref(), Some("C."));
+        let loose = Question::over_texts("q", "why?", texts(), false);
+        assert!(loose.candidates.iter().all(|c| c.context.is_none()));
+        assert_eq!(loose.candidates[2].id, "2");
+    }
 
     fn cand(text: &str, doc: &str, position: usize) -> Candidate {
         Candidate {

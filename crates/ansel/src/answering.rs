@@ -4,7 +4,7 @@
 
 use crate::models;
 use ansel_answer::{Answerer, Cascade};
-use ansel_data::{Candidate, Question};
+use ansel_data::Question;
 use ansel_index::SentenceIndex;
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
@@ -51,21 +51,12 @@ impl CascadeOptions {
         if self.keep == 0 || self.retrieve == 0 {
             bail!("keep and retrieve must be at least 1");
         }
-        let corpus = [Question {
-            id: "index".into(),
-            text: String::new(),
-            candidates: index
-                .sentence_texts()?
-                .into_iter()
-                .enumerate()
-                .map(|(i, text)| Candidate {
-                    id: i.to_string(),
-                    text,
-                    label: None,
-                    context: None,
-                })
-                .collect(),
-        }];
+        let corpus = [Question::over_texts(
+            "index",
+            "",
+            index.sentence_texts()?,
+            false,
+        )];
         let prune = match self.prune_model.as_str() {
             "none" => None,
             spec => Some((
