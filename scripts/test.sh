@@ -15,6 +15,9 @@ cargo fmt --all -- --check
 cargo clippy -q --release --all-targets -- -D warnings
 bash scripts/fetch-onnxruntime.sh   # the ONNX cross-encoder tests load libonnxruntime.so (idempotent)
 cargo test -q --release --workspace
+# The library and the Python package without libtorch (lexical and ONNX models only).
+cargo clippy -q --release -p ansel-python --no-default-features -- -D warnings
+cargo test -q --release -p ansel --lib --no-default-features
 # The README's command lines name real subcommands and flags (the tests above built the binary).
 for page in README.md docs/guide/*.md; do python3 scripts/check-readme-commands.py "$page"; done
 # The Python package, installed with pip into a fresh virtual environment.

@@ -1,5 +1,9 @@
 //! BERT-family transformers for ansel, on libtorch (through `tch`).
 //!
+//! Without the `torch` feature only what needs no libtorch is built: [`BertConfig`],
+//! [`PairTokenizer`], the encoder families and the cross-encoder's input ([`encode_candidate`]),
+//! which the ONNX Runtime ranker uses.
+//!
 //! - [`BertConfig`] and [`PairTokenizer`] read a Hugging Face model directory
 //!   (`config.json`, `tokenizer.json`, `model.safetensors`).
 //! - [`CrossEncoder`] is the encoder with a one-logit classification head on the
@@ -18,31 +22,45 @@
 //! - [`run`] is the training loop these trainers share (and ansel-reader's span extractor):
 //!   a trainer implements [`run::Trainee`] and calls [`run::run`].
 
+#[cfg(feature = "torch")]
 pub mod bi_encoder;
+#[cfg(feature = "torch")]
 pub mod bi_train;
 mod config;
 pub mod family;
+mod input;
+#[cfg(feature = "torch")]
 mod model;
+#[cfg(feature = "torch")]
 mod plot;
+#[cfg(feature = "torch")]
 mod ranker;
+#[cfg(feature = "torch")]
 pub mod run;
+#[cfg(feature = "torch")]
 #[doc(hidden)]
 pub mod testing;
 mod tokenize;
+#[cfg(feature = "torch")]
 pub mod train;
+#[cfg(feature = "torch")]
 mod word_encoder;
 
+#[cfg(feature = "torch")]
 pub use bi_encoder::{
     BiEncoder, BiEncoderRanker, BiEncoderSettings, Scoring, SentenceVectors, BI_KIND,
 };
 pub use config::BertConfig;
-pub use family::{EncoderFamily, PairLayout};
-pub use model::{parameter_shapes, relative_buckets, Batch, CrossEncoder};
+pub use family::{parameter_shapes, EncoderFamily, PairLayout};
+pub use input::{encode_candidate, CrossEncoderSettings, InputMode, KIND};
+#[cfg(feature = "torch")]
+pub use model::{relative_buckets, Batch, CrossEncoder};
+#[cfg(feature = "torch")]
 pub use plot::training_svg;
-pub use ranker::{
-    cls_encoded, encode_candidate, CrossEncoderRanker, CrossEncoderSettings, InputMode, KIND,
-};
+#[cfg(feature = "torch")]
+pub use ranker::{cls_encoded, CrossEncoderRanker};
 pub use tokenize::{Encoded, PairTokenizer};
+#[cfg(feature = "torch")]
 pub use word_encoder::WordEncoder;
 
 use ansel_model::{ModelError, Result};
@@ -52,6 +70,7 @@ use std::path::{Path, PathBuf};
 /// tokenizer (`tokenizer.json`) and the names of the parameters the weights lacked
 /// (initialised randomly: a fresh classifier or pooler). The one loading path of the
 /// cross-encoder and bi-encoder, rankers and trainers alike.
+#[cfg(feature = "torch")]
 pub fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<String>)> {
     let config = BertConfig::read(&dir.join("config.json"))?;
     let (model, initialised) = CrossEncoder::load(config, &dir.join("model.safetensors"))?;

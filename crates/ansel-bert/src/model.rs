@@ -1,4 +1,5 @@
 pub use crate::family::parameter_shapes;
+use crate::family::{RELATIVE_BIAS, TOKEN_TYPES};
 use crate::{BertConfig, Encoded, EncoderFamily};
 use ansel_model::{ModelError, Result};
 use ansel_torch::tch::{self, Device, Kind, Tensor};
@@ -92,12 +93,6 @@ pub struct CrossEncoder {
     pooler: Linear,
     classifier: Linear,
 }
-
-/// The token-type (segment) embedding table's parameter name.
-pub(crate) const TOKEN_TYPES: &str = "embeddings.token_type_embeddings.weight";
-
-/// The relative position bias table's parameter name (MPNet).
-pub(crate) const RELATIVE_BIAS: &str = "encoder.relative_attention_bias.weight";
 
 /// Strips a checkpoint name's model prefix (`bert.`, `mpnet.`, `model.`) and old gamma/beta names.
 fn canonical_name(name: &str, family: &dyn EncoderFamily) -> String {

@@ -9,7 +9,7 @@
 //! encoder, the second with `base` = the first run's output directory. The second run's
 //! record lists both data sets and both bases.
 
-use crate::ranker::{encode_candidate, score_encoded, CrossEncoderSettings};
+use crate::ranker::score_encoded;
 pub use crate::run::RunOptions;
 pub(crate) use crate::run::RunState;
 use crate::run::{
@@ -17,6 +17,7 @@ use crate::run::{
 };
 /// Shared with other trainers built on the encoder (e.g. ansel-reader's span extractor).
 pub use crate::run::{machine, round};
+use crate::{encode_candidate, CrossEncoderSettings};
 use crate::{
     read_model_dir, resolve_base, Batch, CrossEncoder, Encoded, InputMode, PairTokenizer, KIND,
 };
@@ -477,10 +478,10 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = tiny_base(dir.path(), 0.1);
         let (mut grown, ..) = load_base(base.to_str().unwrap()).unwrap();
-        let before = grown.params()[crate::model::TOKEN_TYPES].copy();
+        let before = grown.params()[crate::family::TOKEN_TYPES].copy();
         assert!(grown.add_token_types(3).unwrap());
         assert!(!grown.add_token_types(3).unwrap(), "already has 3");
-        let table = &grown.params()[crate::model::TOKEN_TYPES];
+        let table = &grown.params()[crate::family::TOKEN_TYPES];
         assert_eq!(table.size(), [3, before.size()[1]]);
         assert!(table.narrow(0, 0, 2).equal(&before));
         assert!(
@@ -498,7 +499,7 @@ pub(crate) mod tests {
         let card = ModelCard::read(&out).unwrap();
         assert_eq!(card.config["input"], "context-segments");
         let (trained, ..) = read_model_dir(&out).unwrap();
-        let table = &trained.params()[crate::model::TOKEN_TYPES];
+        let table = &trained.params()[crate::family::TOKEN_TYPES];
         assert!(
             !table.get(2).equal(&table.get(0)),
             "the context type trained"

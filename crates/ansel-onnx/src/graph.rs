@@ -21,34 +21,9 @@ use crate::proto::{
     OperatorSetIdProto, StringStringEntryProto, TensorProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
+use crate::Precision;
 use ansel_bert::BertConfig;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Number format of the dense layers' weights.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// Float32 MatMul (the reference within ONNX Runtime).
-    Fp32,
-    /// Dynamic quantization: int8 weights per output channel, uint8 activations at run time.
-    Int8,
-}
-
-impl Precision {
-    /// A one-line description recorded in the model card.
-    pub fn scheme(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "float32 weights and arithmetic (float16 storage where exact)",
-            Precision::Int8 => {
-                "dynamic quantization: encoder and pooler dense weights int8, symmetric per output \
-                 channel (scale = max|w|/127); activations uint8, asymmetric per tensor, quantized \
-                 at run time (com.microsoft.DynamicQuantizeMatMul); embeddings, LayerNorm, \
-                 attention products and the one-logit head in float32"
-            }
-        }
-    }
-}
 
 /// A named float tensor: shape and row-major values.
 pub type Weights = BTreeMap<String, (Vec<i64>, Vec<f32>)>;

@@ -8,21 +8,29 @@
 //! - [`OnnxRanker`] serves such a directory as a [`Ranker`] through the `ort` crate, which
 //!   loads `libonnxruntime.so` at run time ([`runtime_library`]; fetched from PyPI by
 //!   `scripts/fetch-onnxruntime.sh`).
+//!
+//! Without the `export` feature (default on) only the ranker is built, and nothing links
+//! libtorch.
 
+#[cfg(feature = "export")]
 pub mod graph;
 pub mod proto;
 
-pub use graph::{Precision, Weights};
+#[cfg(feature = "export")]
+pub use graph::Weights;
 
-use ansel_bert::{
-    card_settings, encode_candidate, read_model_dir, CrossEncoder, CrossEncoderSettings, Encoded,
-    PairTokenizer,
-};
+use ansel_bert::{card_settings, encode_candidate, CrossEncoderSettings, Encoded, PairTokenizer};
+#[cfg(feature = "export")]
+use ansel_bert::{read_model_dir, CrossEncoder};
 use ansel_data::Question;
-use ansel_model::{replace_dir, write_atomic, ModelCard, ModelError, Ranker, Result};
+#[cfg(feature = "export")]
+use ansel_model::{replace_dir, write_atomic};
+use ansel_model::{ModelCard, ModelError, Ranker, Result};
+#[cfg(feature = "export")]
 use ansel_torch::tch::Kind;
 use ort::session::{builder::GraphOptimizationLevel, Session};
 use ort::value::Tensor;
+#[cfg(feature = "export")]
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -36,6 +44,31 @@ pub const ONNX_FILE: &str = "model.onnx";
 pub const DYLIB_ENV: &str = "ORT_DYLIB_PATH";
 /// The script that fetches the library into `vendor/onnxruntime/lib`.
 pub const FETCH_SCRIPT: &str = "scripts/fetch-onnxruntime.sh";
+
+/// Number format of the dense layers' weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Float32 MatMul (the reference within ONNX Runtime).
+    Fp32,
+    /// Dynamic quantization: int8 weights per output channel, uint8 activations at run time.
+    Int8,
+}
+
+impl Precision {
+    /// A one-line description recorded in the model card.
+    pub fn scheme(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "float32 weights and arithmetic (float16 storage where exact)",
+            Precision::Int8 => {
+                "dynamic quantization: encoder and pooler dense weights int8, symmetric per output \
+                 channel (scale = max|w|/127); activations uint8, asymmetric per tensor, quantized \
+                 at run time (com.microsoft.DynamicQuantizeMatMul); embeddings, LayerNorm, \
+                 attention products and the one-logit head in float32"
+            }
+        }
+    }
+}
 
 /// The settings of a converted model's card (`config`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,6 +87,7 @@ pub struct OnnxSettings {
 }
 
 /// Every parameter of `model` as float32 values by Hugging Face name.
+#[cfg(feature = "export")]
 pub fn weights_of(model: &CrossEncoder) -> Result<Weights> {
     model
         .params()
@@ -67,6 +101,7 @@ pub fn weights_of(model: &CrossEncoder) -> Result<Weights> {
 }
 
 /// The ONNX protobuf bytes of `model` at `precision`.
+#[cfg(feature = "export")]
 pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>> {
     let weights = weights_of(model)?;
     let proto = graph::cross_encoder(
@@ -94,6 +129,7 @@ pub fn fp32_source(dir: &Path) -> Option<PathBuf> {
 
 /// Converts the cross-encoder directory `src` into an ONNX model directory `out` at
 /// `precision` (replacing `out` atomically); returns the new card.
+#[cfg(feature = "export")]
 pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Result<ModelCard> {
     let card = ModelCard::read(src)?;
     if let (Ok(a), Ok(b)) = (src.canonicalize(), out.canonicalize()) {
@@ -213,8 +249,15 @@ fn runtime() -> Result<&'static (PathBuf, ort::environment::Environment)> {
 
 /// Intra-op threads for new sessions: what the command set for libtorch (`--threads`, else
 /// libtorch's default of one per core), so both back-ends obey the same flag.
+#[cfg(feature = "export")]
 fn threads() -> usize {
     ansel_torch::tch::get_num_threads().max(1) as usize
+}
+
+/// Intra-op threads for new sessions: one per core (a build without libtorch).
+#[cfg(not(feature = "export"))]
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// An ONNX Runtime session on `path` with `threads` intra-op threads and all graph

@@ -5,6 +5,7 @@
 //! the retrieve-prune-rerank cascade over an index.
 
 pub mod answering;
+#[cfg(feature = "torch")]
 pub mod cassie;
 pub mod cli;
 pub mod indexing;

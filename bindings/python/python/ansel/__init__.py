@@ -8,7 +8,29 @@ Rust does the work with the GIL released; errors raise ``AnselError`` with the c
 messages.
 """
 
-from ._ansel import (
+import glob as _glob
+import importlib.util as _importlib_util
+import os as _os
+
+
+def _find_onnxruntime():
+    """Points ONNX Runtime's loader at the `onnxruntime` package's library when one is installed
+    and ORT_DYLIB_PATH is unset (the checkout's vendor/onnxruntime is the fallback)."""
+    if "ORT_DYLIB_PATH" in _os.environ:
+        return
+    spec = _importlib_util.find_spec("onnxruntime")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for location in spec.submodule_search_locations:
+        found = sorted(_glob.glob(_os.path.join(location, "capi", "libonnxruntime.so*")))
+        if found:
+            _os.environ["ORT_DYLIB_PATH"] = found[0]
+            return
+
+
+_find_onnxruntime()
+
+from ._ansel import (  # noqa: E402
     DEFAULT_ASK_MODEL,
     DEFAULT_MODEL,
     AnselError,

@@ -61,6 +61,12 @@ pub fn of(config: &BertConfig) -> Result<&'static dyn EncoderFamily, String> {
     Ok(family)
 }
 
+/// The token-type (segment) embedding table's parameter name.
+pub(crate) const TOKEN_TYPES: &str = "embeddings.token_type_embeddings.weight";
+
+/// The relative position bias table's parameter name (MPNet).
+pub(crate) const RELATIVE_BIAS: &str = "encoder.relative_attention_bias.weight";
+
 /// Every canonical parameter name and shape of a cross-encoder with `config` (the family's
 /// token-type table and relative bias included when it has them).
 pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
@@ -77,15 +83,12 @@ pub fn parameter_shapes(c: &BertConfig) -> Vec<(String, Vec<i64>)> {
         ),
     ];
     if family.token_types() {
-        v.push((crate::model::TOKEN_TYPES.into(), vec![c.type_vocab_size, h]));
+        v.push((TOKEN_TYPES.into(), vec![c.type_vocab_size, h]));
     }
     v.push(("embeddings.LayerNorm.weight".into(), vec![h]));
     v.push(("embeddings.LayerNorm.bias".into(), vec![h]));
     if let Some(buckets) = family.relative_buckets(c) {
-        v.push((
-            crate::model::RELATIVE_BIAS.into(),
-            vec![buckets, c.num_attention_heads],
-        ));
+        v.push((RELATIVE_BIAS.into(), vec![buckets, c.num_attention_heads]));
     }
     for i in 0..c.num_hidden_layers {
         let p = format!("encoder.layer.{i}");

@@ -8,18 +8,27 @@ use ansel_model::{ModelCard, Ranker};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "torch")]
 pub mod eqag;
 
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
 /// Model kinds that load from a directory, by the `kind` of their card.
+/// A build without the `torch` feature loads ONNX cross-encoders only.
 const LOADERS: &[(&str, Loader)] = &[
+    #[cfg(feature = "torch")]
     ("cosinenet", load_efficient),
+    #[cfg(feature = "torch")]
     ("relcnn", load_efficient),
+    #[cfg(feature = "torch")]
     ("compare-aggregate", load_efficient),
+    #[cfg(feature = "torch")]
     (ansel_bert::KIND, load_cross_encoder),
+    #[cfg(feature = "torch")]
     (ansel_cassie::KIND, load_cassie),
+    #[cfg(feature = "torch")]
     (ansel_bert::BI_KIND, load_bi_encoder),
+    #[cfg(feature = "torch")]
     (ansel_graph::KIND, eqag::load),
     (ansel_onnx::KIND, load_onnx),
 ];
@@ -29,20 +38,32 @@ const LOADERS: &[(&str, Loader)] = &[
 /// Compare-Aggregate rankers, the best mean dev MAP over WikiQA and TrecQA of the
 /// models that answer a 30-candidate question in under 200 ms
 /// (docs/results/default-model.md).
+#[cfg(feature = "torch")]
 pub const DEFAULT_MODEL: &str = "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
 
 /// The model that orders answers retrieved from many documents (`ask`, `serve`):
 /// position in a document says little across documents, so IDF-weighted
 /// overlap takes word overlap's place in the fusion (docs/results/default-model.md).
+#[cfg(feature = "torch")]
 pub const DEFAULT_ASK_MODEL: &str = "idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
+
+/// Without libtorch, the lexical part of the default fusion.
+#[cfg(not(feature = "torch"))]
+pub const DEFAULT_MODEL: &str = "wo-rr";
+
+/// Without libtorch, the lexical part of the default ask fusion.
+#[cfg(not(feature = "torch"))]
+pub const DEFAULT_ASK_MODEL: &str = "idf-wo";
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
+#[cfg(feature = "torch")]
 fn load_efficient(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_efficient::EfficientRanker::load(dir, card)?))
 }
 
+#[cfg(feature = "torch")]
 fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::CrossEncoderRanker::load(dir, card)?))
 }
@@ -51,10 +72,12 @@ fn load_onnx(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_onnx::OnnxRanker::load(dir, card)?))
 }
 
+#[cfg(feature = "torch")]
 fn load_cassie(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_cassie::CassieRanker::load(dir, card)?))
 }
 
+#[cfg(feature = "torch")]
 fn load_bi_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::BiEncoderRanker::load(dir, card)?))
 }
@@ -145,8 +168,14 @@ fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
             .find(|(kind, _)| *kind == card.kind)
             .ok_or_else(|| {
                 let known: Vec<&str> = LOADERS.iter().map(|(k, _)| *k).collect();
+                let note = if cfg!(feature = "torch") {
+                    ""
+                } else {
+                    "; built without libtorch, it loads lexical and ONNX models only: convert a \
+                     cross-encoder with `ansel quantize`"
+                };
                 anyhow!(
-                    "{spec}: unknown model kind {:?} (this build loads: {})",
+                    "{spec}: unknown model kind {:?} (this build loads: {}{note})",
                     card.kind,
                     known.join(", ")
                 )
@@ -170,4 +199,29 @@ fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
         ansel_lexical::NAMES.join(", "),
         searched.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_models_resolve() {
+        for spec in [DEFAULT_MODEL, DEFAULT_ASK_MODEL, DEFAULT_PRUNE_MODEL] {
+            let ranker = resolve(spec, &[]).unwrap_or_else(|e| panic!("{spec}: {e:#}"));
+            let question = Question::over_texts("q", "tall tower", ["A tall tower.".into()], true);
+            assert_eq!(ranker.score(&question).unwrap().len(), 1);
+        }
+    }
+
+    /// Built without libtorch, a libtorch model's directory is refused with what to do instead.
+    #[cfg(not(feature = "torch"))]
+    #[test]
+    fn without_libtorch_a_libtorch_model_says_how_to_convert_it() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/minilm-l6-wikiqa");
+        let err = resolve(dir.to_str().unwrap(), &[]).err().unwrap();
+        let message = crate::describe(&err);
+        assert!(message.contains("built without libtorch"), "{message}");
+        assert!(message.contains("ansel quantize"), "{message}");
+    }
 }
