@@ -65,3 +65,35 @@ def test_rows_keep_their_order_without_an_order_column(spark):
     assert scored["score"].tolist() == pytest.approx(want["score"].tolist(), abs=1e-6)
     assert "_ansel_row" not in scored.columns
     assert df.select(F.countDistinct("qid")).first()[0] == len(sample_questions())
+
+
+def test_the_example_script_scores_a_jsonl_table(tmp_path):
+    import subprocess
+
+    import pandas as pd
+
+    from test_ansel import REPO
+
+    rows = [
+        {"qid": q["id"], "question": q["question"], "pos": i, "text": c["text"]}
+        for q in sample_questions()
+        for i, c in enumerate(q["candidates"])
+    ]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "scored"
+    run = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "spark_score.py"), str(pairs), str(out),
+         "--model", "wo-rr", "--master", "local[2]"],
+        capture_output=True, text=True,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    scored = pd.read_parquet(out)
+    assert len(scored) == len(rows)
+    want = {
+        (line["id"], int(s["id"])): s["score"]
+        for line in map(json.loads, cli("rank", "--data", str(SAMPLE), "--model", "wo-rr").stdout.splitlines())
+        for s in line["scores"]
+    }
+    for r in scored.itertuples():
+        assert r.score == pytest.approx(want[(r.qid, r.pos)], abs=1e-5)
