@@ -1,6 +1,6 @@
 use crate::{
     card_settings, encode_candidate, read_model_dir, resolve_base, Batch, CrossEncoder,
-    CrossEncoderSettings, Encoded, PairTokenizer,
+    CrossEncoderSettings, Encoded, PairTokenizer, KIND,
 };
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
@@ -97,6 +97,28 @@ impl CrossEncoderRanker {
             tokenizer,
             settings,
         })
+    }
+
+    /// Loads a Hugging Face cross-encoder directory that has no ansel card (e.g.
+    /// cross-encoder/ms-marco-MiniLM-L-6-v2: `config.json`, `tokenizer.json`,
+    /// `model.safetensors` with a one-logit classifier), scoring `[CLS] q [SEP] c [SEP]` pairs up
+    /// to `max_len` tokens. A directory whose weights lack the classifier is refused.
+    pub fn load_hf_dir(dir: &Path, max_len: usize) -> Result<CrossEncoderRanker> {
+        let settings = CrossEncoderSettings {
+            input: crate::InputMode::Pair,
+            max_len,
+            batch_size: 32,
+        };
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let card = ModelCard::new(
+            KIND,
+            &name,
+            serde_json::to_value(&settings).map_err(|e| ModelError::Backend(e.to_string()))?,
+        );
+        CrossEncoderRanker::load(dir, &card)
     }
 
     /// Loads a Hugging Face BERT directory as an untrained cross-encoder (random head);

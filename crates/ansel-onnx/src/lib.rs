@@ -332,6 +332,16 @@ pub fn run_arrays(
     let (_, logits) = outputs["logits"]
         .try_extract_tensor::<f32>()
         .map_err(backend)?;
+    if logits.len() != n {
+        return Err(ModelError::Unsupported {
+            model: KIND.into(),
+            message: format!(
+                "the graph gives {} logits for {n} pairs; ansel scores with one logit per pair \
+                 (a cross-encoder with num_labels = 1)",
+                logits.len()
+            ),
+        });
+    }
     Ok(logits.to_vec())
 }
 
@@ -340,29 +350,107 @@ pub struct OnnxRanker {
     name: String,
     session: Mutex<Session>,
     tokenizer: PairTokenizer,
-    settings: OnnxSettings,
+    encoder: CrossEncoderSettings,
+}
+
+/// Where a cross-encoder exported to ONNX by other tools keeps its graph in `dir`:
+/// `model.onnx` (optimum) or `onnx/model.onnx` (sentence-transformers' ONNX backend).
+pub fn export_graph(dir: &Path) -> Option<PathBuf> {
+    [dir.join(ONNX_FILE), dir.join("onnx").join(ONNX_FILE)]
+        .into_iter()
+        .find(|path| path.is_file())
+}
+
+/// The longest input a card-less model directory is given: its position table's length less
+/// the two positions RoBERTa-style families reserve, and no more than 512 tokens.
+pub fn default_max_len(config: &ansel_bert::BertConfig) -> usize {
+    (config.max_position_embeddings - 2).clamp(8, 512) as usize
 }
 
 impl OnnxRanker {
     /// Loads a directory written by [`convert`] (`ansel quantize`).
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
         let settings: OnnxSettings = card_settings(dir, card)?;
+        OnnxRanker::open(
+            dir,
+            &dir.join(ONNX_FILE),
+            card.name.clone(),
+            settings.encoder,
+        )
+    }
+
+    /// Loads a cross-encoder exported to ONNX by other tools (no ansel card): the graph at
+    /// [`export_graph`], `tokenizer.json` and `config.json` beside it; inputs `input_ids`,
+    /// `attention_mask` and, when the family has them, `token_type_ids`; output `logits`, one
+    /// per pair. Pairs are `[CLS] question [SEP] candidate [SEP]` up to [`default_max_len`].
+    pub fn load_export(dir: &Path) -> Result<OnnxRanker> {
+        let graph = export_graph(dir).ok_or_else(|| ModelError::Format {
+            path: dir.join(ONNX_FILE),
+            message: "missing (nor onnx/model.onnx)".into(),
+        })?;
+        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
+        let encoder = CrossEncoderSettings {
+            input: ansel_bert::InputMode::Pair,
+            max_len: default_max_len(&config),
+            batch_size: 32,
+        };
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let ranker = OnnxRanker::open(dir, &graph, name, encoder)?;
+        {
+            let session = ranker.session.lock().unwrap_or_else(|p| p.into_inner());
+            let inputs: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+            let outputs: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+            for (want, found, what) in [
+                ("input_ids", inputs.contains(&"input_ids"), "input"),
+                (
+                    "attention_mask",
+                    inputs.contains(&"attention_mask"),
+                    "input",
+                ),
+                ("logits", outputs.contains(&"logits"), "output"),
+            ] {
+                if !found {
+                    return Err(ModelError::Format {
+                        path: graph.clone(),
+                        message: format!(
+                            "the graph has no {what} {want:?} (inputs {inputs:?}, outputs {outputs:?}); \
+                             ansel reads cross-encoders exported with input_ids, attention_mask and \
+                             optional token_type_ids, giving logits"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(ranker)
+    }
+
+    /// The runtime, the tokenizer of `dir` and a session on `graph`.
+    fn open(
+        dir: &Path,
+        graph: &Path,
+        name: String,
+        encoder: CrossEncoderSettings,
+    ) -> Result<OnnxRanker> {
         // The runtime first: without it nothing else matters, and its error says how to fetch it.
         runtime()?;
         let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
         let tokenizer =
             PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
-        let session = open_session(&dir.join(ONNX_FILE), threads())?;
+        let session = open_session(graph, threads())?;
         Ok(OnnxRanker {
-            name: card.name.clone(),
+            name,
             session: Mutex::new(session),
             tokenizer,
-            settings,
+            encoder,
         })
     }
 
-    pub fn settings(&self) -> &OnnxSettings {
-        &self.settings
+    /// The input layout, length limit and batch size it scores with.
+    pub fn encoder(&self) -> &CrossEncoderSettings {
+        &self.encoder
     }
 
     pub fn tokenizer(&self) -> &PairTokenizer {
@@ -375,7 +463,7 @@ impl OnnxRanker {
         order.sort_by_key(|&i| items[i].len());
         let mut scores = vec![0f32; items.len()];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for chunk in order.chunks(self.settings.encoder.batch_size.max(1)) {
+        for chunk in order.chunks(self.encoder.batch_size.max(1)) {
             let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
             let values = run_batch(&mut session, &refs, self.tokenizer.pad)?;
             for (&i, v) in chunk.iter().zip(values) {
@@ -410,8 +498,8 @@ impl Ranker for OnnxRanker {
                             &self.tokenizer,
                             q,
                             c,
-                            self.settings.encoder.input,
-                            self.settings.encoder.max_len,
+                            self.encoder.input,
+                            self.encoder.max_len,
                         )
                     })
                     .collect::<Result<Vec<_>>>()?;

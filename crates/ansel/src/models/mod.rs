@@ -82,6 +82,41 @@ fn load_bi_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_bert::BiEncoderRanker::load(dir, card)?))
 }
 
+/// A cross-encoder directory made by other tools (no ansel card): an ONNX export
+/// (`model.onnx` or `onnx/model.onnx`) or a Hugging Face directory with `model.safetensors`,
+/// each with `config.json` and `tokenizer.json`. `None` when `dir` is neither.
+fn load_uncarded(dir: &Path) -> Result<Option<Box<dyn Ranker>>> {
+    let has = |file: &str| dir.join(file).is_file();
+    if !(has("config.json") && has("tokenizer.json")) {
+        return Ok(None);
+    }
+    if ansel_onnx::export_graph(dir).is_some() {
+        return Ok(Some(Box::new(ansel_onnx::OnnxRanker::load_export(dir)?)));
+    }
+    if !has("model.safetensors") {
+        return Ok(None);
+    }
+    load_hf_cross_encoder(dir).map(Some)
+}
+
+#[cfg(feature = "torch")]
+fn load_hf_cross_encoder(dir: &Path) -> Result<Box<dyn Ranker>> {
+    let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
+    let max_len = ansel_onnx::default_max_len(&config);
+    Ok(Box::new(ansel_bert::CrossEncoderRanker::load_hf_dir(
+        dir, max_len,
+    )?))
+}
+
+#[cfg(not(feature = "torch"))]
+fn load_hf_cross_encoder(dir: &Path) -> Result<Box<dyn Ranker>> {
+    bail!(
+        "{}: a PyTorch cross-encoder needs libtorch, and this build has none; export it to ONNX \
+         (model.onnx beside its tokenizer.json and config.json) or use the full build",
+        dir.display()
+    )
+}
+
 /// Environment variable naming a folder of trained models that `--model NAME` finds by name.
 pub const MODELS_ENV: &str = "ANSEL_MODELS";
 
@@ -161,6 +196,13 @@ fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     let named = (!path.is_dir()).then(|| named_model_dir(spec)).flatten();
     let dir = named.as_deref().unwrap_or(path);
     if dir.is_dir() {
+        if !dir.join(ansel_model::CARD_FILE).is_file() {
+            if let Some(ranker) =
+                load_uncarded(dir).with_context(|| format!("cannot load model {spec}"))?
+            {
+                return Ok(ranker);
+            }
+        }
         let card =
             ModelCard::read(dir).with_context(|| format!("{spec} is not a model directory"))?;
         let (_, load) = LOADERS
@@ -212,6 +254,43 @@ mod tests {
             let question = Question::over_texts("q", "tall tower", ["A tall tower.".into()], true);
             assert_eq!(ranker.score(&question).unwrap().len(), 1);
         }
+    }
+
+    /// Directories other tools wrote, without an ansel card: a Hugging Face cross-encoder and
+    /// its ONNX export in sentence-transformers' layout (`onnx/model.onnx`) load by detection,
+    /// and libtorch and ONNX Runtime score the same pairs alike.
+    #[cfg(feature = "torch")]
+    #[test]
+    fn hugging_face_and_onnx_export_directories_load_without_a_card() {
+        let _serial = ansel_bert::testing::serial();
+        let tmp = tempfile::tempdir().unwrap();
+        let hf = ansel_bert::testing::tiny_base(tmp.path(), 0.0);
+        let export = tmp.path().join("exported");
+        std::fs::create_dir_all(export.join("onnx")).unwrap();
+        let (model, _, _) = ansel_bert::read_model_dir(&hf).unwrap();
+        let bytes = ansel_onnx::onnx_bytes(&model, ansel_onnx::Precision::Fp32).unwrap();
+        std::fs::write(export.join("onnx/model.onnx"), bytes).unwrap();
+        for file in ["config.json", "tokenizer.json"] {
+            std::fs::copy(hf.join(file), export.join(file)).unwrap();
+        }
+        let texts = ["the play is set in denmark .", "hamlet is a tragedy ."].map(String::from);
+        let question = Question::over_texts("q", "where is hamlet set ?", texts, false);
+        let torch = resolve(hf.to_str().unwrap(), &[])
+            .unwrap()
+            .score(&question)
+            .unwrap();
+        let onnx = resolve(export.to_str().unwrap(), &[])
+            .unwrap()
+            .score(&question)
+            .unwrap();
+        assert_eq!(torch.len(), 2);
+        for (a, b) in torch.iter().zip(&onnx) {
+            assert!((a - b).abs() < 1e-4, "{torch:?} vs {onnx:?}");
+        }
+        // Without a tokenizer it is no model directory, and the error says what is missing.
+        std::fs::remove_file(export.join("tokenizer.json")).unwrap();
+        let err = resolve(export.to_str().unwrap(), &[]).err().unwrap();
+        assert!(crate::describe(&err).contains("model.json"), "{err:#}");
     }
 
     /// Built without libtorch, a libtorch model's directory is refused with what to do instead.
