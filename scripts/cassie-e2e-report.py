@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from md_section import replace_section
+from reportlib import read_jsonl, replace_section
 
 evals, runs_path, md_path, rows = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 by = {}
@@ -26,7 +26,7 @@ for line in open(evals):
 
 def read_jsonl(path):
     try:
-        return [json.loads(l) for l in open(path) if l.strip()]
+        return read_jsonl(path)
     except OSError:
         return []
 

@@ -17,12 +17,14 @@ ENTRY is the script's "NAME|OPTIONS" list entry.
 """
 import glob, json, os, statistics, sys
 
+from reportlib import read_jsonl
+
 META = ("wall_seconds", "load_before", "load_after")
 TEST = ("MAP", "MRR", "P@1")
 
 
 def read_rows(jsonl):
-    return [json.loads(l) for l in open(jsonl)] if os.path.exists(jsonl) else []
+    return read_jsonl(jsonl, missing_ok=True)
 
 
 def recorded_runs(rows):

@@ -20,6 +20,8 @@ import os
 import statistics
 import sys
 
+from reportlib import read_jsonl
+
 res, out = sys.argv[1], sys.argv[2]
 only_features = len(sys.argv) > 3 and sys.argv[3] == "features"
 only_oof = len(sys.argv) > 3 and sys.argv[3] == "oof"
@@ -85,7 +87,7 @@ def sweeps(tag, suffixes):
         for v, name in VARIANTS[:3]:
             sp = os.path.join(res, f"sweep-{tag}{suffix}-{v}.jsonl")
             if ok(sp):
-                rows = [json.loads(l) for l in open(sp) if l.strip()]
+                rows = read_jsonl(sp)
                 yield suffix, name, rows, max(rows, key=lambda r: r["dev MAP"])
 
 
@@ -658,7 +660,7 @@ for tag, title, base in DATASETS:
         sp = os.path.join(res, f"sweep-{tag}-{v}.jsonl")
         if not os.path.exists(sp):
             continue
-        rows = [json.loads(l) for l in open(sp) if l.strip()]
+        rows = read_jsonl(sp)
         best = max(rows, key=lambda r: r["dev MAP"])
         lines += [
             f"**{name}** — base dev P@1 {rows[0]['base dev P@1']:.4f}, MAP {rows[0]['base dev MAP']:.4f}; "
@@ -698,7 +700,7 @@ if only_pv:
         for t, with_edges in ((tag, True), (tag[: -len(sfx)], False)):
             sp = os.path.join(res, f"sweep-{t}-t+.jsonl")
             if ok(sp):
-                rows = [json.loads(l) for l in open(sp) if l.strip()]
+                rows = read_jsonl(sp)
                 best = max(rows, key=lambda r: r["dev MAP"])
                 none = [r for r in rows if r["edges"] == 0]
                 if with_edges:

@@ -2,13 +2,13 @@
 
     python3 scripts/squad-transfer-report.py ROWS.jsonl OUT.md
 """
-import json
 import os
-import statistics
 import sys
 
+from reportlib import read_jsonl, training_rate, write_atomic
+
 rows_path, out_path = sys.argv[1], sys.argv[2]
-rows = [json.loads(l) for l in open(rows_path) if l.strip()]
+rows = read_jsonl(rows_path)
 by = {(r["set"], r["model"]): r for r in rows}
 models = list(dict.fromkeys(r["model"] for r in rows))
 DEV = ["WikiQA dev", "TrecQA dev-filtered", "SQuAD-sent dev", "SQuAD-sent dev-x"]
@@ -29,15 +29,7 @@ def ask_cell(set_name, model):
 
 def training(model):
     """Median training pairs/s and hours from a model directory's train-log.jsonl."""
-    log = os.path.join(model if os.path.isdir(model) else os.path.join("models", model), "train-log.jsonl")
-    if not os.path.exists(log):
-        return ""
-    steps = [json.loads(l) for l in open(log) if l.strip()]
-    rates = [s["pairs_per_s"] for s in steps if "pairs_per_s" in s]
-    seconds = max((s.get("elapsed_s", 0) for s in steps), default=0)
-    if not rates:
-        return ""
-    return f"{statistics.median(rates):.1f} pairs/s, {seconds / 3600:.2f} h"
+    return training_rate(os.path.join(model if os.path.isdir(model) else os.path.join("models", model), "train-log.jsonl"))
 
 
 out = []
@@ -72,10 +64,9 @@ w("\nModels: `minilm-l6-squad-transfer` (committed) is TANDA's transfer step on 
 w("(`bash scripts/train-cross-encoder.sh squad-transfer`); `runs/minilm-squad-tanda` adapts it on WikiQA")
 w("(`squad-tanda`; not committed: dev preferred the transfer model); `minilm-l6-tanda-all-2ep` is the former")
 w("best cross-encoder (TrecQA transfer, then WikiQA); `minilm-l6-cosine` and `mpnet-base-cosine` are the")
-w("pretrained sentence encoders scored by cosine, untrained here. Training: median pairs/s of the logged")
+w("pretrained sentence encoders scored by cosine, untrained here; `target/minilm-l6-squad-transfer-int8` is")
+w("the transfer model as an int8 ONNX graph (`ansel quantize --model minilm-l6-squad-transfer --out")
+w("target/minilm-l6-squad-transfer-int8`, one second; not committed). Training: median pairs/s of the logged")
 w("steps and wall-clock hours, one core, the other running benchmarks. An empty cell was not run yet; the")
 w("script fills it (rows already measured are kept).")
-tmp = out_path + ".tmp"
-with open(tmp, "w") as f:
-    f.write("\n".join(out) + "\n")
-os.replace(tmp, out_path)
+write_atomic(out_path, "\n".join(out) + "\n")
