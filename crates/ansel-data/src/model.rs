@@ -46,23 +46,29 @@ impl Question {
         texts: impl IntoIterator<Item = String>,
         in_document_order: bool,
     ) -> Question {
-        let mut candidates: Vec<Candidate> = texts
+        let texts: Vec<String> = texts.into_iter().collect();
+        // In order, a text's neighbours are the texts beside it (no lookup by position needed).
+        let context = |i: usize| DocContext {
+            doc_id: "doc".into(),
+            title: None,
+            position: i,
+            prev: i.checked_sub(1).map(|p| texts[p].clone()),
+            next: texts.get(i + 1).cloned(),
+        };
+        let contexts: Vec<Option<DocContext>> = (0..texts.len())
+            .map(|i| in_document_order.then(|| context(i)))
+            .collect();
+        let candidates = texts
             .into_iter()
+            .zip(contexts)
             .enumerate()
-            .map(|(i, text)| Candidate {
+            .map(|(i, (text, context))| Candidate {
                 id: i.to_string(),
                 text,
                 label: None,
-                context: in_document_order.then(|| DocContext {
-                    doc_id: "doc".into(),
-                    title: None,
-                    position: i,
-                    prev: None,
-                    next: None,
-                }),
+                context,
             })
             .collect();
-        link_neighbours(&mut candidates);
         Question {
             id: id.into(),
             text: text.into(),
