@@ -50,6 +50,27 @@ fn default_batch() -> usize {
     32
 }
 
+impl CrossEncoderSettings {
+    /// The settings of a cross-encoder directory made by other tools (no ansel card, so none
+    /// recorded): `[CLS] q [SEP] c [SEP]` pairs as long as its position table allows (less
+    /// the two positions RoBERTa-style families reserve), at most 512 tokens.
+    pub fn for_uncarded(config: &crate::BertConfig) -> CrossEncoderSettings {
+        CrossEncoderSettings {
+            input: InputMode::Pair,
+            max_len: (config.max_position_embeddings - 2).clamp(8, 512) as usize,
+            batch_size: default_batch(),
+        }
+    }
+}
+
+/// The name a model directory without a card goes by: its folder's name.
+pub fn dir_name(dir: &std::path::Path) -> String {
+    dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// Tokenizes one candidate of `question` as model input.
 pub fn encode_candidate(
     tok: &PairTokenizer,

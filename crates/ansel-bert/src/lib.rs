@@ -52,7 +52,7 @@ pub use bi_encoder::{
 };
 pub use config::BertConfig;
 pub use family::{parameter_shapes, EncoderFamily, PairLayout};
-pub use input::{encode_candidate, CrossEncoderSettings, InputMode, KIND};
+pub use input::{dir_name, encode_candidate, CrossEncoderSettings, InputMode, KIND};
 #[cfg(feature = "torch")]
 pub use model::{relative_buckets, Batch, CrossEncoder};
 #[cfg(feature = "torch")]

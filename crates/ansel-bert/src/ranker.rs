@@ -101,21 +101,15 @@ impl CrossEncoderRanker {
 
     /// Loads a Hugging Face cross-encoder directory that has no ansel card (e.g.
     /// cross-encoder/ms-marco-MiniLM-L-6-v2: `config.json`, `tokenizer.json`,
-    /// `model.safetensors` with a one-logit classifier), scoring `[CLS] q [SEP] c [SEP]` pairs up
-    /// to `max_len` tokens. A directory whose weights lack the classifier is refused.
-    pub fn load_hf_dir(dir: &Path, max_len: usize) -> Result<CrossEncoderRanker> {
-        let settings = CrossEncoderSettings {
-            input: crate::InputMode::Pair,
-            max_len,
-            batch_size: 32,
-        };
-        let name = dir.file_name().map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+    /// `model.safetensors` with a one-logit classifier), with
+    /// [`CrossEncoderSettings::for_uncarded`]. A directory whose weights lack the classifier
+    /// is refused.
+    pub fn load_hf_dir(dir: &Path) -> Result<CrossEncoderRanker> {
+        let config = crate::BertConfig::read(&dir.join("config.json"))?;
+        let settings = CrossEncoderSettings::for_uncarded(&config);
         let card = ModelCard::new(
             KIND,
-            &name,
+            &crate::dir_name(dir),
             serde_json::to_value(&settings).map_err(|e| ModelError::Backend(e.to_string()))?,
         );
         CrossEncoderRanker::load(dir, &card)

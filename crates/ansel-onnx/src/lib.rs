@@ -361,12 +361,6 @@ pub fn export_graph(dir: &Path) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// The longest input a card-less model directory is given: its position table's length less
-/// the two positions RoBERTa-style families reserve, and no more than 512 tokens.
-pub fn default_max_len(config: &ansel_bert::BertConfig) -> usize {
-    (config.max_position_embeddings - 2).clamp(8, 512) as usize
-}
-
 impl OnnxRanker {
     /// Loads a directory written by [`convert`] (`ansel quantize`).
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
@@ -382,23 +376,15 @@ impl OnnxRanker {
     /// Loads a cross-encoder exported to ONNX by other tools (no ansel card): the graph at
     /// [`export_graph`], `tokenizer.json` and `config.json` beside it; inputs `input_ids`,
     /// `attention_mask` and, when the family has them, `token_type_ids`; output `logits`, one
-    /// per pair. Pairs are `[CLS] question [SEP] candidate [SEP]` up to [`default_max_len`].
+    /// per pair, with [`CrossEncoderSettings::for_uncarded`].
     pub fn load_export(dir: &Path) -> Result<OnnxRanker> {
         let graph = export_graph(dir).ok_or_else(|| ModelError::Format {
             path: dir.join(ONNX_FILE),
             message: "missing (nor onnx/model.onnx)".into(),
         })?;
         let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
-        let encoder = CrossEncoderSettings {
-            input: ansel_bert::InputMode::Pair,
-            max_len: default_max_len(&config),
-            batch_size: 32,
-        };
-        let name = dir.file_name().map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        let ranker = OnnxRanker::open(dir, &graph, name, encoder)?;
+        let encoder = CrossEncoderSettings::for_uncarded(&config);
+        let ranker = OnnxRanker::open(dir, &graph, ansel_bert::dir_name(dir), encoder)?;
         {
             let session = ranker.session.lock().unwrap_or_else(|p| p.into_inner());
             let inputs: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
@@ -446,11 +432,6 @@ impl OnnxRanker {
             tokenizer,
             encoder,
         })
-    }
-
-    /// The input layout, length limit and batch size it scores with.
-    pub fn encoder(&self) -> &CrossEncoderSettings {
-        &self.encoder
     }
 
     pub fn tokenizer(&self) -> &PairTokenizer {

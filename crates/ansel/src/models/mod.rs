@@ -101,11 +101,7 @@ fn load_uncarded(dir: &Path) -> Result<Option<Box<dyn Ranker>>> {
 
 #[cfg(feature = "torch")]
 fn load_hf_cross_encoder(dir: &Path) -> Result<Box<dyn Ranker>> {
-    let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
-    let max_len = ansel_onnx::default_max_len(&config);
-    Ok(Box::new(ansel_bert::CrossEncoderRanker::load_hf_dir(
-        dir, max_len,
-    )?))
+    Ok(Box::new(ansel_bert::CrossEncoderRanker::load_hf_dir(dir)?))
 }
 
 #[cfg(not(feature = "torch"))]
