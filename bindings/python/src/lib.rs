@@ -3,7 +3,7 @@
 //! answers questions over it. Rust runs with the GIL released; errors carry the command
 //! line's messages (file, line, field).
 
-use ansel::answering::CascadeOptions;
+use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
 use ansel::indexing::{add_files, check_files, Progress};
 use ansel::models;
 use ansel_answer::{Answerer, Ask};
@@ -27,9 +27,6 @@ fn to_py(err: anyhow::Error) -> PyErr {
     AnselError::new_err(ansel::describe(&err))
 }
 
-/// Lexical models that weigh words by statistics of a corpus.
-const CORPUS_MODELS: [&str; 2] = ["idf-wo", "bm25"];
-
 /// A question over `texts`, in the form every ranker scores.
 fn question(query: &str, texts: Vec<String>, in_document_order: bool) -> Question {
     Question::over_texts("q", query, texts, in_document_order)
@@ -48,11 +45,7 @@ impl Ranker {
     #[new]
     #[pyo3(signature = (model = models::DEFAULT_MODEL, corpus = None))]
     fn new(py: Python<'_>, model: &str, corpus: Option<Vec<String>>) -> PyResult<Ranker> {
-        let needs_corpus = model
-            .split('+')
-            .map(|member| member.trim().split(':').next().unwrap_or(""))
-            .find(|name| CORPUS_MODELS.contains(name));
-        if let (Some(name), None) = (needs_corpus, &corpus) {
+        if let (Some(name), None) = (models::corpus_member(model), &corpus) {
             return Err(AnselError::new_err(format!(
                 "model {model:?}: {name} weighs words by corpus statistics; pass corpus=[...] \
                  (texts like those you will score, e.g. every candidate of your collection)"
@@ -175,7 +168,7 @@ impl Index {
 #[pymethods]
 impl Index {
     #[new]
-    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = 30, retrieve = 100))]
+    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -184,20 +177,19 @@ impl Index {
         keep: usize,
         retrieve: usize,
     ) -> PyResult<Index> {
-        if keep == 0 || retrieve == 0 {
-            return Err(AnselError::new_err("keep and retrieve must be at least 1"));
-        }
+        let options = CascadeOptions {
+            index: path,
+            model: model.into(),
+            prune_model: prune_model.into(),
+            keep,
+            retrieve,
+        };
+        options.check().map_err(to_py)?;
         let index = py
-            .detach(|| SentenceIndex::open_or_create(&path))
+            .detach(|| SentenceIndex::open_or_create(&options.index))
             .map_err(|e| to_py(e.into()))?;
         Ok(Index {
-            options: CascadeOptions {
-                index: path,
-                model: model.into(),
-                prune_model: prune_model.into(),
-                keep,
-                retrieve,
-            },
+            options,
             state: Mutex::new(Some(State::Open(index))),
         })
     }

@@ -30,6 +30,10 @@ use ansel_model::Ranker;
 /// The lexical model names, for help texts.
 pub const NAMES: [&str; 5] = ["wo", "idf-wo", "rr", "wo-rr", "bm25"];
 
+/// The lexical models that weigh words by corpus statistics ([`from_spec`] takes them from its
+/// corpus; without one every word weighs the same).
+pub const CORPUS_NAMES: [&str; 2] = ["idf-wo", "bm25"];
+
 /// Builds a lexical ranker from its command-line spec, with term statistics
 /// from `corpus`. `Ok(None)` when the spec names no lexical model.
 pub fn from_spec(spec: &str, corpus: &[Question]) -> Result<Option<Box<dyn Ranker>>, String> {

@@ -13,6 +13,12 @@ use std::path::{Path, PathBuf};
 /// Candidates the reranker scores between two checks of the time budget.
 const RERANK_CHUNK: usize = 8;
 
+/// Candidates the pruning model keeps for the reranker, unless told otherwise.
+pub const DEFAULT_KEEP: usize = 30;
+
+/// Sentences BM25 retrieves per question, unless told otherwise.
+pub const DEFAULT_RETRIEVE: usize = 100;
+
 /// Which index to answer from and how the cascade ranks what it retrieves.
 #[derive(Debug, Clone)]
 pub struct CascadeOptions {
@@ -29,15 +35,12 @@ pub struct CascadeOptions {
 }
 
 impl CascadeOptions {
-    /// The default cascade over `index`.
-    pub fn new(index: impl Into<PathBuf>) -> CascadeOptions {
-        CascadeOptions {
-            index: index.into(),
-            model: models::DEFAULT_ASK_MODEL.into(),
-            prune_model: models::DEFAULT_PRUNE_MODEL.into(),
-            keep: 30,
-            retrieve: 100,
+    /// Refuses a cascade that would keep or retrieve nothing.
+    pub fn check(&self) -> Result<()> {
+        if self.keep == 0 || self.retrieve == 0 {
+            bail!("keep and retrieve must be at least 1");
         }
+        Ok(())
     }
 
     /// Opens the index and builds the cascade; lexical models take their term statistics from
@@ -48,9 +51,7 @@ impl CascadeOptions {
 
     /// The cascade over an index already open (one that is being written to, say).
     pub fn answerer_over(&self, index: SentenceIndex) -> Result<Answerer> {
-        if self.keep == 0 || self.retrieve == 0 {
-            bail!("keep and retrieve must be at least 1");
-        }
+        self.check()?;
         let corpus = [Question::over_texts(
             "index",
             "",

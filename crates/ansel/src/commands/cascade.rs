@@ -1,4 +1,4 @@
-use ansel::answering::CascadeOptions;
+use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
 use ansel::models;
 use ansel_answer::Answerer;
 use anyhow::{bail, Result};
@@ -18,10 +18,10 @@ pub struct CascadeArgs {
     #[arg(long, default_value = models::DEFAULT_PRUNE_MODEL)]
     pub prune_model: String,
     /// Candidates the pruning model keeps for the reranker.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = DEFAULT_KEEP)]
     pub keep: usize,
     /// Sentences BM25 retrieves from the index per question.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = DEFAULT_RETRIEVE)]
     pub retrieve: usize,
 }
 

@@ -183,6 +183,14 @@ pub fn resolve(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     resolve_one(spec, corpus)
 }
 
+/// The first lexical model of `spec` (its members joined by `+`) that weighs words by corpus
+/// statistics (`idf-wo`, `bm25`), by name; `None` when the spec needs no corpus.
+pub fn corpus_member(spec: &str) -> Option<&str> {
+    spec.split('+')
+        .map(|member| member.trim().split(':').next().unwrap_or(""))
+        .find(|name| ansel_lexical::CORPUS_NAMES.contains(name))
+}
+
 /// Resolves one model of a spec (no `+`).
 fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
     if let Some(ranker) = ansel_lexical::from_spec(spec, corpus).map_err(|e| anyhow!(e))? {
@@ -287,6 +295,13 @@ mod tests {
         std::fs::remove_file(export.join("tokenizer.json")).unwrap();
         let err = resolve(export.to_str().unwrap(), &[]).err().unwrap();
         assert!(crate::describe(&err).contains("model.json"), "{err:#}");
+    }
+
+    #[test]
+    fn corpus_members_are_found_by_name_in_fusions() {
+        assert_eq!(corpus_member("wo-rr+bm25:k1=1.2"), Some("bm25"));
+        assert_eq!(corpus_member(" idf-wo + wo"), Some("idf-wo"));
+        assert_eq!(corpus_member("wo-rr+cosinenet-wikiqa"), None);
     }
 
     /// Built without libtorch, a libtorch model's directory is refused with what to do instead.
