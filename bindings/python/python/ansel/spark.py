@@ -75,6 +75,11 @@ def score_pairs(df, model: str = DEFAULT_MODEL, *, question_id: str = "qid",
         import pandas as pd
 
         ranker = _ranker(model, corpus_key)
+
+        def scored(frame):
+            return score_frame(frame, ranker, question_id, question, text, in_document_order,
+                               score).drop(columns=[_ROW], errors="ignore")
+
         carry = None
         for pdf in batches:
             if carry is not None:
@@ -85,10 +90,8 @@ def score_pairs(df, model: str = DEFAULT_MODEL, *, question_id: str = "qid",
             carry = pdf[tail]
             done = pdf[~tail]
             if len(done):
-                yield score_frame(done, ranker, question_id, question, text, in_document_order,
-                                  score).drop(columns=[_ROW], errors="ignore")
+                yield scored(done)
         if carry is not None and len(carry):
-            yield score_frame(carry, ranker, question_id, question, text, in_document_order,
-                              score).drop(columns=[_ROW], errors="ignore")
+            yield scored(carry)
 
     return rows.mapInPandas(score_batches, out_schema)
