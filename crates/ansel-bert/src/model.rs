@@ -105,6 +105,30 @@ fn canonical_name(name: &str, family: &dyn EncoderFamily) -> String {
         .replace("LayerNorm.beta", "LayerNorm.bias")
 }
 
+/// The tensors of the safetensors file `path` that hold a parameter of `config`'s model, under
+/// their canonical names (the first of the family's checkpoint names found wins).
+fn read_canonical(config: &BertConfig, path: &Path) -> Result<BTreeMap<String, Tensor>> {
+    let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let family = config.family();
+    let mut stored: BTreeMap<String, Tensor> = file
+        .into_iter()
+        .map(|(name, t)| (canonical_name(&name, family), t))
+        .collect();
+    Ok(parameter_shapes(config)
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let t = family
+                .checkpoint_names(&name)
+                .iter()
+                .find_map(|n| stored.remove(n))?;
+            Some((name, t))
+        })
+        .collect())
+}
+
 impl CrossEncoder {
     /// Randomly initialised weights (BERT's scheme: normal(0, 0.02), LayerNorm 1/0, biases 0).
     pub fn random(config: BertConfig) -> Result<CrossEncoder> {
@@ -127,23 +151,11 @@ impl CrossEncoder {
             path: weights.to_path_buf(),
             message,
         })?;
-        let file = Tensor::read_safetensors(weights).map_err(|e| ModelError::Format {
-            path: weights.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let family = config.family();
-        let mut found: BTreeMap<String, Tensor> = file
-            .into_iter()
-            .map(|(name, t)| (canonical_name(&name, family), t))
-            .collect();
+        let mut found = read_canonical(&config, weights)?;
         let mut params = BTreeMap::new();
         let mut initialised = Vec::new();
         for (name, shape) in parameter_shapes(&config) {
-            let stored = family
-                .checkpoint_names(&name)
-                .iter()
-                .find_map(|n| found.remove(n));
-            let tensor = match stored {
+            let tensor = match found.remove(&name) {
                 Some(t) => {
                     if t.size() != shape {
                         return Err(ModelError::Format {
@@ -170,6 +182,13 @@ impl CrossEncoder {
             params.insert(name, tensor);
         }
         Ok((Self::from_params(config, params)?, initialised))
+    }
+
+    /// Copies the weights saved in `path` (a checkpoint or model of this family, under any of
+    /// the names [`EncoderFamily::checkpoint_names`] accepts) into this model's parameters.
+    pub fn load_weights(&self, path: &Path) -> Result<()> {
+        let found = read_canonical(&self.config, path)?;
+        ansel_torch::copy_into(&self.params, &found, path)
     }
 
     fn from_params(config: BertConfig, params: BTreeMap<String, Tensor>) -> Result<CrossEncoder> {

@@ -110,7 +110,7 @@ impl Weights {
 
     /// Reads the encoder of the checkpoint in `dir` back into `encoder`.
     pub fn load_checkpoint_encoder(encoder: &CrossEncoder, dir: &Path) -> Result<()> {
-        crate::train::load_weights_into(encoder, &dir.join(CHECKPOINT_ENCODER))
+        encoder.load_weights(&dir.join(CHECKPOINT_ENCODER))
     }
 }
 

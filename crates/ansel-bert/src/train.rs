@@ -288,19 +288,6 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     )
 }
 
-/// Copies saved weights (Hugging Face names, with or without `bert.`) into `model`.
-pub(crate) fn load_weights_into(model: &CrossEncoder, path: &Path) -> Result<()> {
-    let file = Tensor::read_safetensors(path).map_err(|e| ModelError::Format {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let found: BTreeMap<String, Tensor> = file
-        .into_iter()
-        .map(|(n, t)| (n.strip_prefix("bert.").unwrap_or(&n).to_string(), t))
-        .collect();
-    ansel_torch::copy_into(model.params(), &found, path)
-}
-
 fn write_card(
     opts: &TrainOptions,
     state: &RunState,
@@ -414,9 +401,19 @@ pub(crate) mod tests {
 
     #[test]
     fn resuming_after_a_checkpoint_matches_an_uninterrupted_run() {
+        resuming_matches_for(tiny_base);
+    }
+
+    /// MPNet checkpoints name parameters its own way (`attention.attn.q`, `classifier.out_proj`).
+    #[test]
+    fn resuming_an_mpnet_run_matches_an_uninterrupted_run() {
+        resuming_matches_for(crate::testing::tiny_mpnet_base);
+    }
+
+    fn resuming_matches_for(make_base: fn(&Path, f64) -> std::path::PathBuf) {
         let _serial = crate::testing::serial();
         let dir = tempfile::tempdir().unwrap();
-        let base = tiny_base(dir.path(), 0.0);
+        let base = make_base(dir.path(), 0.0);
         // Uninterrupted: 6 optimizer steps (2 epochs of 3 micro-batches of 2 pairs).
         let full = dir.path().join("full");
         let mut opts = options(&base, &full);

@@ -11,8 +11,8 @@
 //! With [`Precision::Int8`], every dense layer of the encoder and the pooler becomes one
 //! `com.microsoft.DynamicQuantizeMatMul`: int8 weights, symmetric per output channel
 //! (`scale = max|w| / 127`, zero point 0), and activations quantized to uint8 (asymmetric, per
-//! tensor) by ONNX Runtime at run time. Embeddings, LayerNorms, attention products and the
-//! one-logit head stay float. Float weights are stored as float16 where that is exact (the
+//! tensor) by ONNX Runtime at run time; the word embeddings are int8 too, one scale per row.
+//! Position embeddings, LayerNorms, attention products and the one-logit head stay float. Float weights are stored as float16 where that is exact (the
 //! committed models are fp16) and cast back to float32 in the graph (ONNX Runtime folds the
 //! casts once, at load).
 
@@ -211,6 +211,36 @@ impl Builder {
         }
     }
 
+    /// Rows of the `[rows, cols]` table `name` picked by the int64 tensor `ids`, the table held
+    /// as int8 with one scale per row (the word embeddings hold a quarter of a base model's
+    /// weights; stored this way they take a quarter of float32's bytes).
+    fn int8_lookup(&mut self, name: &str, w: &Weights, ids: &str) -> String {
+        let (dims, values) = &w[name];
+        let (q, scales) = quantize_per_row(values, dims[0] as usize, dims[1] as usize);
+        let table = self.raw(
+            &format!("{name}.int8"),
+            dims,
+            data_type::INT8,
+            q.into_iter().map(|v| v as u8).collect(),
+        );
+        let scales = self.raw(
+            &format!("{name}.row_scale"),
+            &dims[..1],
+            data_type::FLOAT,
+            scales.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        );
+        let rows = self.node("Gather", &[&table, ids], vec![]);
+        let rows = self.node(
+            "Cast",
+            &[&rows],
+            vec![attr_int("to", data_type::FLOAT as i64)],
+        );
+        let row_scales = self.node("Gather", &[&scales, ids], vec![]);
+        let last = self.ints("last_axis", &[1], &[-1]);
+        let row_scales = self.node("Unsqueeze", &[&row_scales, &last], vec![]);
+        self.node("Mul", &[&rows, &row_scales], vec![])
+    }
+
     fn layer_norm(&mut self, x: &str, prefix: &str, w: &Weights, eps: f64) -> String {
         let (d, g) = &w[&format!("{prefix}.weight")];
         let (_, b) = &w[&format!("{prefix}.bias")];
@@ -345,9 +375,14 @@ pub fn cross_encoder(
         let (d, v) = &w[name];
         b.float(name, d, v)
     };
-    let word = emb(&mut b, "embeddings.word_embeddings.weight");
     let pos = emb(&mut b, "embeddings.position_embeddings.weight");
-    let mut x = b.node("Gather", &[&word, "input_ids"], vec![]);
+    let mut x = match precision {
+        Precision::Fp32 => {
+            let word = emb(&mut b, "embeddings.word_embeddings.weight");
+            b.node("Gather", &[&word, "input_ids"], vec![])
+        }
+        Precision::Int8 => b.int8_lookup("embeddings.word_embeddings.weight", w, "input_ids"),
+    };
     if family.token_types() {
         let typ = emb(&mut b, "embeddings.token_type_embeddings.weight");
         let te = b.node("Gather", &[&typ, "token_type_ids"], vec![]);
@@ -548,6 +583,18 @@ mod tests {
             };
             assert_eq!(quantized, expected, "{precision:?}");
             assert_eq!(graph.output[0].name, "logits");
+            let word_table = graph
+                .initializer
+                .iter()
+                .find(|t| t.name.starts_with("embeddings.word_embeddings.weight"))
+                .unwrap();
+            assert_eq!(word_table.dims, vec![25, config.hidden_size]);
+            // The test's values are exact in float16, so fp32 stores them that way.
+            let expected_type = match precision {
+                Precision::Fp32 => data_type::FLOAT16,
+                Precision::Int8 => data_type::INT8,
+            };
+            assert_eq!(word_table.data_type, expected_type, "{precision:?}");
         }
     }
 

@@ -63,8 +63,9 @@ impl Precision {
             Precision::Int8 => {
                 "dynamic quantization: encoder and pooler dense weights int8, symmetric per output \
                  channel (scale = max|w|/127); activations uint8, asymmetric per tensor, quantized \
-                 at run time (com.microsoft.DynamicQuantizeMatMul); embeddings, LayerNorm, \
-                 attention products and the one-logit head in float32"
+                 at run time (com.microsoft.DynamicQuantizeMatMul); word embeddings int8, symmetric \
+                 per row; position embeddings, LayerNorm, attention products and the one-logit \
+                 head in float32"
             }
         }
     }
