@@ -30,6 +30,7 @@
 # set is repeated without the cache to show the live path gives the same numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda   # left models/ for the MPNet model
 step=${1:-all}
 ansel=${ANSEL:-./target/release/ansel}
 D=../shared/data

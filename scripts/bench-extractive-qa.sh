@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}/trecqa/xml
 ansel=${ANSEL_BIN:-target/release/ansel}
 [ -x "$ansel" ] || cargo build --release -q -p ansel
+bash scripts/restore-model.sh minilm-l6-sedan-trecqa   # left models/ for the MPNet model
 out=docs/results/extractive-qa.md
 extractors=()
 runs=(runs/reader/gold runs/reader/synthetic runs/reader/synthetic-gold runs/reader/gold-lr5e-5)

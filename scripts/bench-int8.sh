@@ -11,6 +11,7 @@ data=${DATA:-../shared/data}
 bin=target/release/ansel
 out=${OUT:-runs/int8}
 bash scripts/fetch-onnxruntime.sh
+bash scripts/restore-model.sh minilm-l6-tanda   # left models/ for the MPNet model
 [ -x "$bin" ] || cargo build --release -p ansel
 mkdir -p "$out" docs/results
 for m in minilm-l6-wikiqa minilm-l6-tanda-all-2ep minilm-l6-tanda; do

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Restores a model that left models/ (to keep it under 300 MB) from the last commit that held it;
+# git history keeps every removed model. Idempotent: a model already there is left alone.
+#   bash scripts/restore-model.sh minilm-l6-tanda [minilm-l6-sedan-trecqa ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for name in "$@"; do
+  [ -f "models/$name/model.json" ] && continue
+  commit=$(git rev-list -1 HEAD -- "models/$name/model.json")
+  [ -n "$commit" ] || { echo "restore-model: no commit ever held models/$name" >&2; exit 1; }
+  echo "== restoring models/$name from ${commit:0:10}^ (removed in ${commit:0:10})" >&2
+  git archive "$commit^" "models/$name" | tar -x
+done
