@@ -128,6 +128,10 @@ pub fn fp32_source(dir: &Path) -> Option<PathBuf> {
     (settings.precision == Precision::Fp32).then(|| PathBuf::from(settings.source))
 }
 
+/// The files of a trained model's directory that record its training (the card holds the rest).
+#[cfg(feature = "export")]
+const TRAINING_RECORD: [&str; 2] = ["train-log.jsonl", "training.svg"];
+
 /// Converts the cross-encoder directory `src` into an ONNX model directory `out` at
 /// `precision` (replacing `out` atomically); returns the new card.
 #[cfg(feature = "export")]
@@ -180,6 +184,14 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
             let from = src.join(file);
             let data = std::fs::read(&from).map_err(|e| ModelError::io(&from, e))?;
             write_atomic(&dir.join(file), &data)?;
+        }
+        // The training record travels with the weights when the source has one.
+        for file in TRAINING_RECORD {
+            let from = src.join(file);
+            if from.is_file() {
+                let data = std::fs::read(&from).map_err(|e| ModelError::io(&from, e))?;
+                write_atomic(&dir.join(file), &data)?;
+            }
         }
         new_card.write(dir)
     })?;

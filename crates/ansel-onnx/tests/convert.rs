@@ -97,8 +97,14 @@ fn fp32_and_int8_graphs_score_like_the_tch_model() {
         - reference.iter().cloned().fold(f32::MAX, f32::min);
     assert!(spread > 0.1, "logits {reference:?}");
 
+    std::fs::write(src.join("train-log.jsonl"), "{\"step\":1}\n").unwrap();
     let fp32_dir = tmp.path().join("fp32");
     let card = convert(&src, &fp32_dir, Precision::Fp32, "tiny-fp32").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fp32_dir.join("train-log.jsonl")).unwrap(),
+        "{\"step\":1}\n",
+        "the training log travels with the weights"
+    );
     assert_eq!(card.config["precision"], "fp32");
     assert_eq!(card.config["source_name"], "tiny");
     let fp32 = load_onnx(&fp32_dir).score(&question()).unwrap();
