@@ -8,8 +8,8 @@
 #   bash scripts/train-cross-encoder.sh squad-transfer  # TANDA step 1 on SQuAD-sent (scripts/squad-sent-data.sh)
 #   bash scripts/train-cross-encoder.sh squad-tanda     # TANDA step 2 from squad-transfer, 2 WikiQA epochs
 #   bash scripts/train-cross-encoder.sh mpnet-squad-transfer  # the same step 1 from all-mpnet-base-v2
-#       (scripts/fetch-mpnet.sh): ~3 pairs/s on one core here, so its 400 steps x 32 = 12,800 pairs
-#       take ~1.2-1.8 h plus evaluations: what fits beside other work in one 3-hour session
+#       (scripts/fetch-mpnet.sh): ~3 pairs/s on one core here, so its 320 steps x 32 = 10,240 pairs
+#       take ~1-1.5 h plus evaluations: what fits beside other work in one 3-hour session
 #   bash scripts/train-cross-encoder.sh transfer-all   # TANDA step 1 on all of TRAIN-ALL (one epoch)
 #   bash scripts/train-cross-encoder.sh tanda-all      # TANDA step 2 from transfer-all, 1 WikiQA epoch
 #   bash scripts/train-cross-encoder.sh tanda-all-2ep  # the same for 2 epochs (models/minilm-l6-tanda-all-2ep)
@@ -66,7 +66,7 @@ case "${1:-}" in
     bash scripts/fetch-mpnet.sh
     "$bin" train "${common[@]}" --base vendor/models/all-mpnet-base-v2 --train data/squad-sent/train.jsonl.gz \
       --dev data/squad-sent/dev-x-150.jsonl --out runs/mpnet-squad-transfer --max-len 96 \
-      --epochs 1 --max-steps 400 --eval-every 200 --name mpnet-base-squad-transfer "${@:2}" ;;
+      --epochs 1 --max-steps 320 --eval-every 160 --name mpnet-base-squad-transfer "${@:2}" ;;
   context)
     "$bin" train "${common[@]}" --base "$base" "${wiki[@]}" --out runs/minilm-wikiqa-context \
       --context --epochs 3 --eval-every 90 --name minilm-l6-wikiqa-loct "${@:2}" ;;
