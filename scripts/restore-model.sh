@@ -8,6 +8,8 @@ for name in "$@"; do
   [ -f "models/$name/model.json" ] && continue
   commit=$(git rev-list -1 HEAD -- "models/$name/model.json")
   [ -n "$commit" ] || { echo "restore-model: no commit ever held models/$name" >&2; exit 1; }
-  echo "== restoring models/$name from ${commit:0:10}^ (removed in ${commit:0:10})" >&2
-  git archive "$commit^" "models/$name" | tar -x
+  # The last commit that touched it either removed it (take its parent) or still holds it.
+  git cat-file -e "$commit:models/$name/model.json" 2>/dev/null || commit="$commit^"
+  echo "== restoring models/$name from $(git rev-parse --short "$commit")" >&2
+  git archive "$commit" "models/$name" | tar -x
 done
