@@ -1,10 +1,12 @@
-//! Ranking metrics as the AS2 literature computes them, and trec_eval files.
+//! Ranking metrics as the AS2 literature computes them, trec_eval files, and calibration
+//! (probabilities, reliability, abstention).
 //!
 //! **Tie rule.** Candidates are sorted by score, highest first; candidates
 //! with equal scores are ordered *against the model*: a tied negative ranks
 //! above a tied positive. A constant scorer therefore puts every positive
 //! last and cannot look good. NaN scores rank below every number.
 
+pub mod calibration;
 mod metrics;
 mod report;
 mod trec;

@@ -2,9 +2,11 @@
 //!
 //! [`models`] turns a model spec (a built-in name, a model directory or name, an `a+b` fusion)
 //! into a ranker; [`indexing`] adds document files to a sentence index; [`answering`] builds
-//! the retrieve-prune-rerank cascade over an index.
+//! the retrieve-prune-rerank cascade over an index; [`calibration`] turns a model's scores into
+//! probabilities and decides when not to answer.
 
 pub mod answering;
+pub mod calibration;
 #[cfg(feature = "torch")]
 pub mod cassie;
 pub mod cli;

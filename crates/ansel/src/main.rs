@@ -22,6 +22,8 @@ struct Cli {
 enum Command {
     /// Score a labelled data set with one or more models and print ranking metrics.
     Eval(commands::eval::EvalArgs),
+    /// Fit a model's scores to probabilities and its abstention threshold on dev data; report them on test data.
+    Calibrate(commands::calibrate::CalibrateArgs),
     /// Evaluate a trec_eval run file against a qrels file.
     EvalTrec(commands::eval_trec::EvalTrecArgs),
     /// Train a model and save it as a model directory usable by every command.
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Eval(args) => commands::eval::run(args),
         Command::EvalTrec(args) => commands::eval_trec::run(args),
+        Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Convert(args) => commands::convert::run(args),
         Command::Index(args) => commands::index::run(args),
         Command::Ask(args) => commands::ask::run(args),

@@ -1,4 +1,5 @@
 use super::cascade::CascadeArgs;
+use ansel::calibration::{Calibration, Judged};
 use ansel_answer::{Answers, Ask};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -21,6 +22,10 @@ pub struct AskArgs {
     /// span it extracts from each answer sentence (`"extracted"` in --json).
     #[arg(long)]
     extract: Option<std::path::PathBuf>,
+    /// A calibration of `--model` (`ansel calibrate --out`): print each reranked answer's
+    /// probability, and say "no answer found" when the best one is below its threshold.
+    #[arg(long)]
+    calibration: Option<std::path::PathBuf>,
     /// The question (several words are joined with spaces).
     #[arg(required = true, num_args = 1..)]
     question: Vec<String>,
@@ -44,6 +49,11 @@ pub fn run(args: AskArgs) -> Result<()> {
             "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"
         );
     }
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(|path| Calibration::read_for(path, &args.cascade.model))
+        .transpose()?;
     let answerer = args.cascade.answerer()?;
     let answers = answerer.ask(&Ask {
         question,
@@ -54,16 +64,28 @@ pub fn run(args: AskArgs) -> Result<()> {
         Some(model) => extract(model, &answers)?,
         None => Vec::new(),
     };
+    let judged = calibration
+        .as_ref()
+        .map(|c| (c.judge(&answers), c.abstain_below));
     if args.json {
         let mut value = serde_json::to_value(&answers)?;
         if let Some(list) = value.get_mut("answers").and_then(|a| a.as_array_mut()) {
             for (answer, span) in list.iter_mut().zip(&extracted) {
                 answer["extracted"] = serde_json::json!(span);
             }
+            if let Some((judged, _)) = &judged {
+                for (answer, p) in list.iter_mut().zip(&judged.probabilities) {
+                    answer["probability"] = serde_json::json!(p);
+                }
+            }
+        }
+        if let Some((judged, threshold)) = &judged {
+            value["answered"] = serde_json::json!(judged.answered);
+            value["abstain_below"] = serde_json::json!(threshold);
         }
         println!("{}", serde_json::to_string(&value)?);
     } else {
-        print!("{}", render(&answers, &extracted));
+        print!("{}", render(&answers, &extracted, judged.as_ref()));
     }
     Ok(())
 }
@@ -102,15 +124,32 @@ fn extract(model: &ansel_reader::SpanExtractor, answers: &Answers) -> Result<Vec
 
 /// Answers for a terminal: score, title, document and sentence number, then
 /// the sentence between its neighbours.
-fn render(answers: &Answers, extracted: &[Option<String>]) -> String {
+fn render(
+    answers: &Answers,
+    extracted: &[Option<String>],
+    judged: Option<&(Judged, f64)>,
+) -> String {
     let mut out = format!("Q: {}\n", answers.question);
     if answers.answers.is_empty() {
         out.push_str("no sentence in the index shares a word with the question\n");
+    } else if let Some((judged, threshold)) = judged.filter(|(j, _)| !j.answered) {
+        let best = judged
+            .probabilities
+            .iter()
+            .flatten()
+            .fold(0.0f64, |m, &p| m.max(p));
+        out.push_str(&format!(
+            "no answer found: the best sentence's probability {best:.2} is below {threshold:.2}; the closest candidates:\n"
+        ));
     }
     for (rank, answer) in answers.answers.iter().enumerate() {
         let s = &answer.sentence;
+        let probability = judged
+            .and_then(|(j, _)| j.probabilities.get(rank).copied().flatten())
+            .map(|p| format!(" p={p:.2}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n{}. [{:.3}] {} ({}, sentence {})\n",
+            "\n{}. [{:.3}{probability}] {} ({}, sentence {})\n",
             rank + 1,
             answer.score,
             s.title,

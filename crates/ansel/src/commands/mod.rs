@@ -1,6 +1,7 @@
 pub mod adapt;
 pub mod ask;
 pub mod bench;
+pub mod calibrate;
 mod cascade;
 pub mod cassie;
 pub mod convert;
