@@ -1,156 +1,12 @@
-//! From questions to padded tensors. Each question is tokenised once
-//! ([`EncodedQuestion`]); a [`Batch`] lays several questions out as a
-//! `[questions, candidates]` grid (what the list-wise loss and the RNN over
-//! candidates need) and their pairs as flat `[pairs, tokens]` tensors.
+//! From encoded questions to padded tensors: a [`Batch`] lays several questions out as their
+//! [`Grid`] (what the list-wise loss and the RNN over candidates need) and their pairs as flat
+//! `[pairs, tokens]` tensors.
 
-use crate::vocab::{Vocabulary, PAD, UNK};
+use crate::encode::Grid;
+pub use crate::encode::{Distill, EncodedQuestion, Limits};
+use crate::vocab::PAD;
 use crate::Loss;
-use ansel_data::Question;
 use ansel_torch::tch::{Kind, Tensor};
-use std::collections::HashSet;
-
-/// Token limits; longer texts are cut (the thesis' sentences rarely are).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct Limits {
-    pub question_tokens: usize,
-    pub candidate_tokens: usize,
-}
-
-/// One question-candidate pair as ids plus exact-match flags.
-#[derive(Debug, Clone)]
-struct EncodedPair {
-    q_ids: Vec<i64>,
-    q_exact: Vec<f32>,
-    c_ids: Vec<i64>,
-    c_exact: Vec<f32>,
-    /// Share of the question's content words found in the candidate.
-    overlap: f32,
-}
-
-#[derive(Debug, Clone)]
-pub struct EncodedQuestion {
-    pairs: Vec<EncodedPair>,
-    /// Candidate indices in the order the RNN reads them: document order (by
-    /// document, then position) when every candidate has a position, else the
-    /// order the reader gave.
-    order: Vec<usize>,
-    labels: Vec<bool>,
-    /// The teacher's score of each candidate (original order), when distilling.
-    teacher: Option<Vec<f32>>,
-    /// Labelled by the teacher alone: the gold labels are not used.
-    teacher_only: bool,
-}
-
-/// Distillation settings a batch's loss needs ([`crate::Distillation`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Distill {
-    pub weight: f64,
-    pub temperature: f64,
-}
-
-impl EncodedQuestion {
-    pub fn new(question: &Question, vocab: &Vocabulary, limits: Limits) -> EncodedQuestion {
-        let q_words = truncated(&question.text, limits.question_tokens);
-        let q_set: HashSet<&str> = content(&q_words);
-        let pairs = question
-            .candidates
-            .iter()
-            .map(|candidate| {
-                let c_words = truncated(&candidate.text, limits.candidate_tokens);
-                let c_set = content(&c_words);
-                let exact = |words: &[String], other: &HashSet<&str>| -> Vec<f32> {
-                    words
-                        .iter()
-                        .map(|w| f32::from(other.contains(w.as_str()) as u8))
-                        .collect()
-                };
-                let shared = q_set.intersection(&c_set).count();
-                EncodedPair {
-                    q_ids: ids(&q_words, vocab),
-                    q_exact: exact(&q_words, &c_set),
-                    c_ids: ids(&c_words, vocab),
-                    c_exact: exact(&c_words, &q_set),
-                    overlap: shared as f32 / q_set.len().max(1) as f32,
-                }
-            })
-            .collect();
-        let mut order: Vec<usize> = (0..question.candidates.len()).collect();
-        if question.has_document_order() {
-            // Candidates retrieved from many documents (`ask`) are read one document after another.
-            order.sort_by_key(|&i| {
-                question.candidates[i]
-                    .context
-                    .as_ref()
-                    .map(|c| (c.doc_id.as_str(), c.position))
-            });
-        }
-        EncodedQuestion {
-            pairs,
-            order,
-            labels: question.labels(),
-            teacher: None,
-            teacher_only: false,
-        }
-    }
-
-    /// Attaches the teacher's scores (one per candidate, in the question's order); with
-    /// `only`, the gold labels are dropped and the teacher alone gives the target.
-    pub fn with_teacher(mut self, scores: Vec<f32>, only: bool) -> EncodedQuestion {
-        assert_eq!(scores.len(), self.len(), "one teacher score per candidate");
-        self.teacher = Some(scores);
-        if only {
-            self.labels.iter_mut().for_each(|l| *l = false);
-        }
-        self.teacher_only = only;
-        self
-    }
-
-    pub fn has_teacher(&self) -> bool {
-        self.teacher.is_some()
-    }
-
-    pub fn len(&self) -> usize {
-        self.pairs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
-    }
-
-    /// Tokens of the longest candidate.
-    pub fn longest_candidate(&self) -> usize {
-        self.pairs.iter().map(|p| p.c_ids.len()).max().unwrap_or(0)
-    }
-
-    pub fn has_positive(&self) -> bool {
-        self.labels.iter().any(|&l| l)
-    }
-}
-
-/// Word tokens, at most `limit`, never empty (an empty text becomes one unknown word).
-fn truncated(text: &str, limit: usize) -> Vec<String> {
-    let mut words = ansel_text::words(text);
-    words.truncate(limit.max(1));
-    if words.is_empty() {
-        words.push(String::new());
-    }
-    words
-}
-
-fn content(words: &[String]) -> HashSet<&str> {
-    words
-        .iter()
-        .map(String::as_str)
-        .filter(|w| !w.is_empty() && !ansel_text::is_stop_word(w))
-        .collect()
-}
-
-fn ids(words: &[String], vocab: &Vocabulary) -> Vec<i64> {
-    words
-        .iter()
-        .map(|w| if w.is_empty() { UNK } else { vocab.id(w) })
-        .collect()
-}
 
 /// Several questions, padded.
 pub struct Batch {
@@ -244,17 +100,9 @@ impl Batch {
 
     /// `questions` must each have a candidate.
     pub fn new(questions: &[&EncodedQuestion]) -> Batch {
-        let width = questions.iter().map(|q| q.len()).max().unwrap_or(0).max(1);
-        let pairs: Vec<(&EncodedPair, usize)> = questions
-            .iter()
-            .enumerate()
-            .flat_map(|(b, q)| {
-                q.order
-                    .iter()
-                    .enumerate()
-                    .map(move |(k, &i)| (&q.pairs[i], b * width + k))
-            })
-            .collect();
+        let grid = Grid::new(questions);
+        let width = grid.width;
+        let pairs = &grid.pairs;
         let pair_question: Vec<i64> = pairs.iter().map(|&(_, s)| (s / width) as i64).collect();
         let (question_ids, question_mask, _) = pad(questions
             .iter()
@@ -266,24 +114,20 @@ impl Batch {
         let mut labels = vec![0f32; questions.len() * width];
         let mut list_mask = vec![0f32; questions.len() * width];
         let mut teacher = vec![0f32; questions.len() * width];
-        let mut candidate_slots = Vec::with_capacity(questions.len());
-        for (b, q) in questions.iter().enumerate() {
-            let mut slot_of = vec![0usize; q.len()];
-            for (k, &i) in q.order.iter().enumerate() {
-                slot_of[i] = b * width + k;
-                labels[b * width + k] = f32::from(q.labels[i] as u8);
-                list_mask[b * width + k] = 1.0;
+        for (q, slot_of) in questions.iter().zip(&grid.candidate_slots) {
+            for (i, &slot) in slot_of.iter().enumerate() {
+                labels[slot] = f32::from(q.labels[i] as u8);
+                list_mask[slot] = 1.0;
                 if let Some(scores) = &q.teacher {
-                    teacher[b * width + k] = scores[i];
+                    teacher[slot] = scores[i];
                 }
             }
-            candidate_slots.push(slot_of);
         }
         let flag = |f: fn(&EncodedQuestion) -> bool| -> Tensor {
             let v: Vec<f32> = questions.iter().map(|q| f32::from(f(q) as u8)).collect();
             Tensor::from_slice(&v).view([-1, 1])
         };
-        let grid = [questions.len() as i64, width as i64];
+        let shape = [questions.len() as i64, width as i64];
         Batch {
             question_ids,
             question_mask,
@@ -295,15 +139,15 @@ impl Batch {
             c_exact,
             features: Tensor::from_slice(&features).view([-1, 1]),
             slots: Tensor::from_slice(&slots),
-            labels: Tensor::from_slice(&labels).view(grid),
-            list_mask: Tensor::from_slice(&list_mask).view(grid),
-            teacher: Tensor::from_slice(&teacher).view(grid),
+            labels: Tensor::from_slice(&labels).view(shape),
+            list_mask: Tensor::from_slice(&list_mask).view(shape),
+            teacher: Tensor::from_slice(&teacher).view(shape),
             has_teacher: flag(|q| q.teacher.is_some()),
             teacher_only: flag(|q| q.teacher_only),
-            lengths: questions.iter().map(|q| q.len() as i64).collect(),
+            lengths: grid.lengths.iter().map(|&n| n as i64).collect(),
             questions: questions.len(),
             width,
-            candidate_slots,
+            candidate_slots: grid.candidate_slots,
         }
     }
 
@@ -346,7 +190,8 @@ fn pad<'a>(rows: impl Iterator<Item = (&'a Vec<i64>, &'a Vec<f32>)>) -> (Tensor,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_data::Candidate;
+    use crate::vocab::Vocabulary;
+    use ansel_data::{Candidate, Question};
     use ansel_torch::tch::Kind;
 
     fn question(id: &str, texts: &[&str], answer: Option<usize>) -> Question {

@@ -4,7 +4,8 @@
 
 use crate::batch::Batch;
 use ansel_torch::tch::{nn, nn::Module, Kind, Tensor};
-use serde::{Deserialize, Serialize};
+
+use crate::kinds::RnnKind;
 
 /// Static pretrained vectors, stored with the weights but never trained.
 pub struct Embeddings {
@@ -179,37 +180,6 @@ impl WordConvTable {
 /// `[rows, tokens, dim]` → `[rows, dim]`: the maximum over each row's real tokens.
 pub fn masked_max(x: &Tensor, mask: &Tensor) -> Tensor {
     (x + (mask.unsqueeze(-1) - 1.0) * 1e4).amax([1], false)
-}
-
-/// What reads the candidates of a question before scoring them (thesis ch. 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RnnKind {
-    /// Every candidate scored on its own.
-    None,
-    /// A tanh RNN over the candidates in document order.
-    Rnn,
-    /// Forward and backward tanh RNNs, each with half the hidden size.
-    Birnn,
-}
-
-impl RnnKind {
-    pub const NAMES: &'static [&'static str] = &["none", "rnn", "birnn"];
-}
-
-impl std::str::FromStr for RnnKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(RnnKind::None),
-            "rnn" => Ok(RnnKind::Rnn),
-            "birnn" => Ok(RnnKind::Birnn),
-            _ => Err(format!(
-                "unknown --rnn {s:?}; known: {}",
-                Self::NAMES.join(", ")
-            )),
-        }
-    }
 }
 
 /// One direction of a single-layer tanh RNN (libtorch's fused kernel).

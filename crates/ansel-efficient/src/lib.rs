@@ -13,20 +13,41 @@
 //! record), `weights.safetensors` (including the rows of the word vectors its
 //! vocabulary needs) and `vocab.txt`; it loads with no vector package present.
 
+//!
+//! Scoring runs on one of two backends that read the same files and the same encoded features
+//! ([`encode`]): a plain-Rust forward pass ([`NativeRanker`], no libtorch, what a build without
+//! the `torch` feature has) and the libtorch network training uses (`LibtorchRanker`, with the
+//! `torch` feature). [`EfficientRanker::load`] picks one: see [`BACKEND_ENV`].
+
+#[cfg(feature = "torch")]
 mod average;
+#[cfg(feature = "torch")]
 mod batch;
+mod encode;
+mod kinds;
+#[cfg(feature = "torch")]
 mod layers;
+mod native;
+#[cfg(feature = "torch")]
 mod nets;
 mod ranker;
+#[cfg(feature = "torch")]
+mod torch_ranker;
+#[cfg(feature = "torch")]
 mod train;
+#[cfg(feature = "torch")]
 mod vectors;
 mod vocab;
 
+#[cfg(feature = "torch")]
 pub use average::Averaging;
-pub use batch::{Distill, Limits};
-pub use layers::RnnKind;
-pub use nets::Architecture;
-pub use ranker::EfficientRanker;
+pub use encode::{Distill, Limits};
+pub use kinds::{Architecture, RnnKind};
+pub use native::NativeRanker;
+pub use ranker::{Backend, EfficientRanker, BACKEND_ENV};
+#[cfg(feature = "torch")]
+pub use torch_ranker::LibtorchRanker;
+#[cfg(feature = "torch")]
 pub use train::{train, train_with_vectors, TrainOptions, TrainSummary};
 
 use serde::{Deserialize, Serialize};

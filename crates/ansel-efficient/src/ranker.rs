@@ -1,169 +1,156 @@
-//! A trained efficient model as a [`Ranker`].
+//! A trained efficient model as a [`Ranker`], on the backend [`BACKEND_ENV`] picks.
 
-use crate::batch::{Batch, EncodedQuestion};
-use crate::nets::Network;
+use crate::native::NativeRanker;
 use crate::vocab::Vocabulary;
 use crate::ModelConfig;
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result, CARD_FILE};
-use ansel_torch::tch::{nn, Device};
 use std::path::Path;
-use std::sync::Mutex;
 
 pub const WEIGHTS: &str = "weights.safetensors";
 
-/// Scoring batches hold about this many pairs: large enough to keep the
-/// matrix kernels busy, small enough for a few MB of activations.
-const PAIRS_PER_BATCH: usize = 256;
+/// Environment variable choosing how efficient models score: `native` (the plain-Rust forward
+/// pass, the default) or `libtorch` (the network training uses; builds with the `torch` feature).
+pub const BACKEND_ENV: &str = "ANSEL_EFFICIENT_BACKEND";
 
-/// The network with the variables it reads.
-pub(crate) struct Loaded {
-    pub vs: nn::VarStore,
-    pub net: Network,
+/// What scores an efficient model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The plain-Rust forward pass ([`NativeRanker`]).
+    Native,
+    /// The libtorch network (`LibtorchRanker`); only in builds with the `torch` feature.
+    Libtorch,
 }
 
-impl Loaded {
-    /// A network with fresh (or about to be loaded) variables.
-    pub fn new(config: &ModelConfig) -> Loaded {
-        let vs = nn::VarStore::new(Device::Cpu);
-        let net = Network::new(&vs.root(), config);
-        Loaded { vs, net }
+impl Backend {
+    pub const NAMES: &'static [&'static str] = &["native", "libtorch"];
+
+    /// The backend [`BACKEND_ENV`] names, [`Backend::Native`] when it is unset or empty.
+    pub fn from_env() -> Result<Backend> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(value) if !value.trim().is_empty() => value.trim().parse(),
+            _ => Ok(Backend::Native),
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Backend> {
+        match s {
+            "native" => Ok(Backend::Native),
+            "libtorch" if cfg!(feature = "torch") => Ok(Backend::Libtorch),
+            "libtorch" => Err(ModelError::Backend(format!(
+                "{BACKEND_ENV}=libtorch: this build has no libtorch (built without the `torch` \
+                 feature); unset it to score with the native backend"
+            ))),
+            _ => Err(ModelError::Backend(format!(
+                "unknown {BACKEND_ENV} {s:?}; known: {}",
+                Backend::NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
+/// The card's config and the vocabulary of a model directory, checked against each other.
+pub(crate) fn read_model(dir: &Path, card: &ModelCard) -> Result<(ModelConfig, Vocabulary)> {
+    let config: ModelConfig = ansel_model::json::from_value(card.config.clone(), "config")
+        .map_err(|message| ModelError::Format {
+            path: dir.join(CARD_FILE),
+            message,
+        })?;
+    let vocab = Vocabulary::read(dir)?;
+    if vocab.len() != config.vocab_size {
+        return Err(ModelError::Format {
+            path: dir.join(crate::vocab::FILE),
+            message: format!(
+                "{} words, but model.json says vocab_size {}",
+                vocab.len(),
+                config.vocab_size
+            ),
+        });
+    }
+    Ok((config, vocab))
+}
+
+enum Scorer {
+    Native(Box<NativeRanker>),
+    #[cfg(feature = "torch")]
+    Libtorch(Box<crate::torch_ranker::LibtorchRanker>),
+}
+
+/// A saved efficient model on either backend.
+pub struct EfficientRanker {
+    scorer: Scorer,
+}
+
+impl EfficientRanker {
+    /// Loads a model directory written by training, scored by the backend [`BACKEND_ENV`] names.
+    pub fn load(dir: &Path, card: &ModelCard) -> Result<EfficientRanker> {
+        Self::load_with(dir, card, Backend::from_env()?)
+    }
+
+    pub fn load_with(dir: &Path, card: &ModelCard, backend: Backend) -> Result<EfficientRanker> {
+        let scorer = match backend {
+            Backend::Native => Scorer::Native(Box::new(NativeRanker::load(dir, card)?)),
+            #[cfg(feature = "torch")]
+            Backend::Libtorch => Scorer::Libtorch(Box::new(
+                crate::torch_ranker::LibtorchRanker::load(dir, card)?,
+            )),
+            #[cfg(not(feature = "torch"))]
+            Backend::Libtorch => return Err("libtorch".parse::<Backend>().unwrap_err()),
+        };
+        Ok(EfficientRanker { scorer })
+    }
+
+    pub fn backend(&self) -> Backend {
+        match &self.scorer {
+            Scorer::Native(_) => Backend::Native,
+            #[cfg(feature = "torch")]
+            Scorer::Libtorch(_) => Backend::Libtorch,
+        }
+    }
+
+    fn inner(&self) -> &dyn Ranker {
+        match &self.scorer {
+            Scorer::Native(r) => r.as_ref(),
+            #[cfg(feature = "torch")]
+            Scorer::Libtorch(r) => r.as_ref(),
+        }
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        match &self.scorer {
+            Scorer::Native(r) => r.config(),
+            #[cfg(feature = "torch")]
+            Scorer::Libtorch(r) => r.config(),
+        }
     }
 
     /// Trainable parameters (the static embedding table is not counted, as in the thesis).
     pub fn parameters(&self) -> usize {
-        self.vs
-            .trainable_variables()
-            .iter()
-            .map(|t| t.numel())
-            .sum()
-    }
-
-    /// Scores encoded questions in batches, without gradients.
-    pub fn score(&self, questions: &[EncodedQuestion]) -> Vec<Vec<f32>> {
-        let mut scores = vec![Vec::new(); questions.len()];
-        // Questions without candidates keep their empty score list. Batching
-        // questions of similar candidate length together cuts the padding.
-        let mut scored: Vec<usize> = (0..questions.len())
-            .filter(|&i| !questions[i].is_empty())
-            .collect();
-        scored.sort_by_key(|&i| questions[i].longest_candidate());
-        ansel_torch::tch::no_grad(|| {
-            for chunk in chunks_of_pairs(&scored, |i| questions[i].len(), PAIRS_PER_BATCH) {
-                let batch = Batch::new(&chunk.iter().map(|&i| &questions[i]).collect::<Vec<_>>());
-                let chunk_scores = batch.scores(&self.net.forward(&batch, false));
-                for (&i, s) in chunk.iter().zip(chunk_scores) {
-                    scores[i] = s;
-                }
-            }
-        });
-        scores
-    }
-}
-
-/// Splits `items` into consecutive runs of about `pairs` pairs (at least one item each).
-pub(crate) fn chunks_of_pairs<'a>(
-    items: &'a [usize],
-    size: impl Fn(usize) -> usize + 'a,
-    pairs: usize,
-) -> impl Iterator<Item = &'a [usize]> + 'a {
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        if start >= items.len() {
-            return None;
+        match &self.scorer {
+            Scorer::Native(r) => r.parameters(),
+            #[cfg(feature = "torch")]
+            Scorer::Libtorch(r) => r.parameters(),
         }
-        let mut end = start;
-        let mut total = 0;
-        while end < items.len() && (end == start || total + size(items[end]) <= pairs) {
-            total += size(items[end]);
-            end += 1;
-        }
-        let chunk = &items[start..end];
-        start = end;
-        Some(chunk)
-    })
-}
-
-pub struct EfficientRanker {
-    name: String,
-    config: ModelConfig,
-    vocab: Vocabulary,
-    // tch tensors are Send but not Sync; scoring takes the lock.
-    loaded: Mutex<Loaded>,
-}
-
-impl EfficientRanker {
-    pub(crate) fn from_parts(
-        name: String,
-        config: ModelConfig,
-        vocab: Vocabulary,
-        loaded: Loaded,
-    ) -> Self {
-        EfficientRanker {
-            name,
-            config,
-            vocab,
-            loaded: Mutex::new(loaded),
-        }
-    }
-
-    /// Loads a model directory written by [`crate::train`].
-    pub fn load(dir: &Path, card: &ModelCard) -> Result<EfficientRanker> {
-        let config: ModelConfig = ansel_model::json::from_value(card.config.clone(), "config")
-            .map_err(|message| ModelError::Format {
-                path: dir.join(CARD_FILE),
-                message,
-            })?;
-        let vocab = Vocabulary::read(dir)?;
-        if vocab.len() != config.vocab_size {
-            return Err(ModelError::Format {
-                path: dir.join(crate::vocab::FILE),
-                message: format!(
-                    "{} words, but model.json says vocab_size {}",
-                    vocab.len(),
-                    config.vocab_size
-                ),
-            });
-        }
-        let mut loaded = Loaded::new(&config);
-        ansel_torch::load_vars(&mut loaded.vs, &dir.join(WEIGHTS))?;
-        loaded.net.prepare_scoring();
-        Ok(Self::from_parts(card.name.clone(), config, vocab, loaded))
-    }
-
-    pub fn config(&self) -> &ModelConfig {
-        &self.config
-    }
-
-    pub fn parameters(&self) -> usize {
-        self.lock().parameters()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
-        self.loaded
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 impl Ranker for EfficientRanker {
     fn name(&self) -> &str {
-        &self.name
+        self.inner().name()
     }
 
     fn score(&self, question: &Question) -> Result<Vec<f32>> {
-        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+        self.inner().score(question)
     }
 
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
-        let encoded: Vec<EncodedQuestion> = questions
-            .iter()
-            .map(|q| EncodedQuestion::new(q, &self.vocab, self.config.limits))
-            .collect();
-        Ok(self.lock().score(&encoded))
+        self.inner().score_all(questions)
     }
 
     fn reads_whole_list(&self) -> bool {
-        self.config.rnn != crate::RnnKind::None
+        self.inner().reads_whole_list()
     }
 }

@@ -14,7 +14,8 @@
 
 use crate::average::{swap_in, Averager, Averaging};
 use crate::batch::{Batch, Distill, EncodedQuestion, Limits};
-use crate::ranker::{chunks_of_pairs, Loaded, WEIGHTS};
+use crate::ranker::WEIGHTS;
+use crate::torch_ranker::{chunks_of_pairs, Loaded};
 use crate::vocab::Vocabulary;
 use crate::{Architecture, Loss, ModelConfig, RnnKind};
 use ansel_data::{shuffle_seeded, Question};

@@ -2,13 +2,16 @@
 //! frequent words of the vector table) that have a pretrained vector. Its rows
 //! are bundled with the weights, so a saved model needs no vector package.
 
+#[cfg(feature = "torch")]
 use ansel_data::Question;
-use ansel_model::{write_atomic, ModelError, Result};
+use ansel_model::{ModelError, Result};
+#[cfg(feature = "torch")]
 use ansel_vectors::WordVectors;
 use std::collections::HashMap;
 use std::path::Path;
 
 /// Padding: a zero vector that masks hide.
+#[cfg(feature = "torch")]
 pub const PAD: i64 = 0;
 /// Words without a vector: a zero vector (their exact-match features still work).
 pub const UNK: i64 = 1;
@@ -23,7 +26,7 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    fn from_words(words: Vec<String>) -> Vocabulary {
+    pub(crate) fn from_words(words: Vec<String>) -> Vocabulary {
         let ids = words
             .iter()
             .enumerate()
@@ -32,6 +35,7 @@ impl Vocabulary {
         Vocabulary { words, ids }
     }
 
+    #[cfg(feature = "torch")]
     /// Words of `data` that have a vector, then the first `extra` words of the table.
     pub fn build(data: &[&[Question]], vectors: &WordVectors, extra: usize) -> Vocabulary {
         let mut words: Vec<String> = RESERVED.iter().map(|w| w.to_string()).collect();
@@ -64,6 +68,7 @@ impl Vocabulary {
         self.ids.get(word).copied().unwrap_or(UNK)
     }
 
+    #[cfg(feature = "torch")]
     /// The embedding matrix, row-major `len × dim`; reserved rows are zero.
     pub fn embedding_rows(&self, vectors: &WordVectors) -> Vec<f32> {
         let dim = vectors.dim();
@@ -76,13 +81,14 @@ impl Vocabulary {
         rows
     }
 
+    #[cfg(feature = "torch")]
     pub fn write(&self, dir: &Path) -> Result<()> {
         let mut text = String::new();
         for word in &self.words {
             text.push_str(word);
             text.push('\n');
         }
-        write_atomic(&dir.join(FILE), text.as_bytes())
+        ansel_model::write_atomic(&dir.join(FILE), text.as_bytes())
     }
 
     pub fn read(dir: &Path) -> Result<Vocabulary> {
@@ -115,7 +121,7 @@ impl Vocabulary {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "torch"))]
 mod tests {
     use super::*;
 

@@ -14,13 +14,11 @@ pub mod eqag;
 type Loader = fn(&Path, &ModelCard) -> Result<Box<dyn Ranker>>;
 
 /// Model kinds that load from a directory, by the `kind` of their card.
-/// A build without the `torch` feature loads ONNX cross-encoders only.
+/// A build without the `torch` feature loads the efficient networks (their plain-Rust forward
+/// pass) and ONNX cross-encoders only.
 const LOADERS: &[(&str, Loader)] = &[
-    #[cfg(feature = "torch")]
     ("cosinenet", load_efficient),
-    #[cfg(feature = "torch")]
     ("relcnn", load_efficient),
-    #[cfg(feature = "torch")]
     ("compare-aggregate", load_efficient),
     #[cfg(feature = "torch")]
     (ansel_bert::KIND, load_cross_encoder),
@@ -37,28 +35,18 @@ const LOADERS: &[(&str, Loader)] = &[
 /// position tie-breaks fused with the committed distilled Cosinenet and
 /// Compare-Aggregate rankers, the best mean dev MAP over WikiQA and TrecQA of the
 /// models that answer a 30-candidate question in under 200 ms
-/// (docs/results/default-model.md).
-#[cfg(feature = "torch")]
+/// (docs/results/default-model.md). The same with or without libtorch: the efficient networks
+/// score natively in both builds.
 pub const DEFAULT_MODEL: &str = "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
 
 /// The model that orders answers retrieved from many documents (`ask`, `serve`):
 /// position in a document says little across documents, so IDF-weighted
 /// overlap takes word overlap's place in the fusion (docs/results/default-model.md).
-#[cfg(feature = "torch")]
 pub const DEFAULT_ASK_MODEL: &str = "idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa";
-
-/// Without libtorch, the lexical part of the default fusion.
-#[cfg(not(feature = "torch"))]
-pub const DEFAULT_MODEL: &str = "wo-rr";
-
-/// Without libtorch, the lexical part of the default ask fusion.
-#[cfg(not(feature = "torch"))]
-pub const DEFAULT_ASK_MODEL: &str = "idf-wo";
 
 /// The cheap model that prunes retrieved sentences before the ask model reranks them.
 pub const DEFAULT_PRUNE_MODEL: &str = "bm25";
 
-#[cfg(feature = "torch")]
 fn load_efficient(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_efficient::EfficientRanker::load(dir, card)?))
 }
@@ -217,8 +205,8 @@ fn resolve_one(spec: &str, corpus: &[Question]) -> Result<Box<dyn Ranker>> {
                 let note = if cfg!(feature = "torch") {
                     ""
                 } else {
-                    "; built without libtorch, it loads lexical and ONNX models only: convert a \
-                     cross-encoder with `ansel quantize`"
+                    "; built without libtorch, it loads lexical, efficient and ONNX models only: \
+                     convert a cross-encoder with `ansel quantize`"
                 };
                 anyhow!(
                     "{spec}: unknown model kind {:?} (this build loads: {}{note})",
