@@ -25,3 +25,5 @@ bash scripts/test-python.sh
 bash scripts/test-spark.sh   # ansel.spark on local[2] Spark (pinned pyspark, Java 17)
 # Real reranking clients (cohere SDK, rerankers) against a running server.
 bash scripts/test-clients.sh
+# The OpenAPI document validates, and schemathesis finds no 5xx or schema violation (bounded run).
+bash scripts/test-openapi.sh

@@ -35,6 +35,20 @@ impl InputMode {
             InputMode::ContextSegments => 3,
         }
     }
+
+    /// The token types the input uses in a family's pair `layout`: RoBERTa's gives every
+    /// token type 0, so it cannot tell context segments apart (an error).
+    pub fn token_types_in(self, layout: crate::PairLayout) -> std::result::Result<i64, String> {
+        match (layout, self) {
+            (crate::PairLayout::Bert, _) => Ok(self.token_types()),
+            (crate::PairLayout::Roberta, InputMode::ContextSegments) => Err(
+                "the RoBERTa pair layout has no token types to tell context segments apart: \
+                 train with --context but without --context-segments"
+                    .to_string(),
+            ),
+            (crate::PairLayout::Roberta, _) => Ok(1),
+        }
+    }
 }
 
 /// The cross-encoder's settings kept in `model.json` under `config`.

@@ -78,6 +78,26 @@ pub fn read_model_dir(dir: &Path) -> Result<(CrossEncoder, PairTokenizer, Vec<St
     Ok((model, tokenizer, initialised))
 }
 
+/// The card a Hugging Face cross-encoder directory without one (`config.json`, `tokenizer.json`,
+/// `model.safetensors` with a one-logit head, e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 or
+/// BAAI/bge-reranker-base) stands for: kind [`KIND`], its folder's name and
+/// [`CrossEncoderSettings::for_uncarded`]. Serving and `ansel quantize` both read it.
+pub fn uncarded_card(dir: &Path) -> Result<ansel_model::ModelCard> {
+    let config = BertConfig::read(&dir.join("config.json"))?;
+    let settings = CrossEncoderSettings::for_uncarded(&config);
+    Ok(ansel_model::ModelCard::new(
+        KIND,
+        &dir_name(dir),
+        serde_json::to_value(&settings).map_err(|e| ModelError::Backend(e.to_string()))?,
+    ))
+}
+
+/// Whether `dir` is a Hugging Face model directory without an ansel card (what
+/// [`uncarded_card`] describes).
+pub fn is_uncarded_hf_dir(dir: &Path) -> bool {
+    !dir.join(ansel_model::CARD_FILE).exists() && MODEL_FILES.iter().all(|f| dir.join(f).is_file())
+}
+
 /// A card's `config` read as a model's settings; the error names the card and the field.
 pub fn card_settings<T: serde::de::DeserializeOwned>(
     dir: &Path,

@@ -94,10 +94,10 @@ pub struct CrossEncoder {
     classifier: Linear,
 }
 
-/// Strips a checkpoint name's model prefix (`bert.`, `mpnet.`, `model.`) and old gamma/beta names.
+/// Strips a checkpoint name's model prefix (`bert.`, `mpnet.`, `roberta.`, `model.`) and old gamma/beta names.
 fn canonical_name(name: &str, family: &dyn EncoderFamily) -> String {
     let name = name
-        .strip_prefix(family.model_type())
+        .strip_prefix(family.checkpoint_prefix())
         .and_then(|n| n.strip_prefix('.'))
         .unwrap_or(name);
     let name = name.strip_prefix("model.").unwrap_or(name);

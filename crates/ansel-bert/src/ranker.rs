@@ -1,6 +1,6 @@
 use crate::{
     card_settings, encode_candidate, read_model_dir, resolve_base, Batch, CrossEncoder,
-    CrossEncoderSettings, Encoded, PairTokenizer, KIND,
+    CrossEncoderSettings, Encoded, PairTokenizer,
 };
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
@@ -80,14 +80,19 @@ impl CrossEncoderRanker {
                 message: format!("trained model lacks {}", initialised.join(", ")),
             });
         }
-        if model.config.type_vocab_size < settings.input.token_types() {
+        let types = settings
+            .input
+            .token_types_in(model.family().layout())
+            .map_err(|message| ModelError::Format {
+                path: dir.join(ansel_model::CARD_FILE),
+                message,
+            })?;
+        if model.config.type_vocab_size < types {
             return Err(ModelError::Format {
                 path: dir.join("config.json"),
                 message: format!(
-                    "field `type_vocab_size`: {} token types, but the input {:?} uses {}",
-                    model.config.type_vocab_size,
-                    settings.input,
-                    settings.input.token_types()
+                    "field `type_vocab_size`: {} token types, but the input {:?} uses {types}",
+                    model.config.type_vocab_size, settings.input,
                 ),
             });
         }
@@ -105,14 +110,7 @@ impl CrossEncoderRanker {
     /// [`CrossEncoderSettings::for_uncarded`]. A directory whose weights lack the classifier
     /// is refused.
     pub fn load_hf_dir(dir: &Path) -> Result<CrossEncoderRanker> {
-        let config = crate::BertConfig::read(&dir.join("config.json"))?;
-        let settings = CrossEncoderSettings::for_uncarded(&config);
-        let card = ModelCard::new(
-            KIND,
-            &crate::dir_name(dir),
-            serde_json::to_value(&settings).map_err(|e| ModelError::Backend(e.to_string()))?,
-        );
-        CrossEncoderRanker::load(dir, &card)
+        CrossEncoderRanker::load(dir, &crate::uncarded_card(dir)?)
     }
 
     /// Loads a Hugging Face BERT directory as an untrained cross-encoder (random head);
@@ -176,6 +174,15 @@ impl Ranker for CrossEncoderRanker {
 
     fn score(&self, question: &Question) -> Result<Vec<f32>> {
         Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Option<Result<Vec<ansel_model::Token>>> {
+        Some(self.tokenizer.tokens(text, pair, special))
     }
 
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {

@@ -36,7 +36,8 @@ pub const TINY_WORDS: [&str; 25] = [
     "set",
 ];
 
-/// RoBERTa-layout special tokens after [`TINY_WORDS`] (ids 25..29), for tiny MPNet models.
+/// RoBERTa-layout special tokens after [`TINY_WORDS`] (ids 25..29), for tiny MPNet and
+/// RoBERTa models.
 pub const TINY_ROBERTA_SPECIALS: [&str; 4] = ["<s>", "<pad>", "</s>", "<unk>"];
 
 /// A WordPiece tokenizer.json over a handful of words, for tests that must not need
@@ -76,6 +77,18 @@ pub fn tiny_mpnet_base(dir: &Path, dropout: f64) -> PathBuf {
     let mut config = BertConfig::tiny((TINY_WORDS.len() + TINY_ROBERTA_SPECIALS.len()) as i64);
     config.model_type = Some("mpnet".into());
     config.relative_attention_num_buckets = Some(8);
+    config.pad_token_id = Some(TINY_WORDS.len() as i64 + 1);
+    config.max_position_embeddings = 96;
+    config.layer_norm_eps = 1e-5;
+    tiny_base_with(dir, config, dropout)
+}
+
+/// [`tiny_base`] of the RoBERTa family (`model_type` "roberta" or "xlm-roberta"): one token
+/// type, RoBERTa-style positions and pair layout over the same words.
+pub fn tiny_roberta_base(dir: &Path, dropout: f64, model_type: &str) -> PathBuf {
+    let mut config = BertConfig::tiny((TINY_WORDS.len() + TINY_ROBERTA_SPECIALS.len()) as i64);
+    config.model_type = Some(model_type.into());
+    config.type_vocab_size = 1;
     config.pad_token_id = Some(TINY_WORDS.len() as i64 + 1);
     config.max_position_embeddings = 96;
     config.layer_norm_eps = 1e-5;

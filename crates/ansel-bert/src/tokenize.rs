@@ -23,7 +23,8 @@ impl Encoded {
 /// Tokenization (Hugging Face `tokenizer.json`, through the `tokenizers` crate) and the pair
 /// layout of the encoder's family: BERT's `[CLS] question [SEP] segment [SEP] segment [SEP] ...`,
 /// the question with segment id 0 and everything after its `[SEP]` with segment id 1; or
-/// RoBERTa's `<s> question </s></s> segment </s> ...` (MPNet), token types unused.
+/// RoBERTa's `<s> question </s></s> segment </s> ...` (RoBERTa, XLM-RoBERTa, MPNet), every
+/// token of type 0 (RoBERTa's tokenizers give no token types).
 pub struct PairTokenizer {
     tokenizer: Tokenizer,
     layout: PairLayout,
@@ -115,6 +116,60 @@ impl PairTokenizer {
         Ok((ids, word_of, words))
     }
 
+    /// The tokens of `text`, or of the pair `text` + `pair` in the family's layout, with the
+    /// special tokens when `special`, untruncated; each piece with its byte offsets in the
+    /// text it came from (text-embeddings-inference's `/tokenize`).
+    pub fn tokens(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Result<Vec<ansel_model::Token>> {
+        let special_token = |id: i64| ansel_model::Token {
+            id: id as u32,
+            text: self.tokenizer.id_to_token(id as u32).unwrap_or_default(),
+            special: true,
+            start: None,
+            stop: None,
+        };
+        let pieces = |text: &str| -> Result<Vec<ansel_model::Token>> {
+            let encoding = self
+                .tokenizer
+                .encode(text, false)
+                .map_err(|e| ModelError::Backend(format!("tokenizer: {e}")))?;
+            Ok(encoding
+                .get_ids()
+                .iter()
+                .zip(encoding.get_offsets())
+                .map(|(&id, &(start, stop))| ansel_model::Token {
+                    id,
+                    text: text.get(start..stop).unwrap_or_default().to_string(),
+                    special: false,
+                    start: Some(start),
+                    stop: Some(stop),
+                })
+                .collect())
+        };
+        let mut tokens = Vec::new();
+        if special {
+            tokens.push(special_token(self.cls));
+        }
+        tokens.extend(pieces(text)?);
+        if let Some(pair) = pair {
+            if special {
+                tokens.push(special_token(self.sep));
+                if self.layout == PairLayout::Roberta {
+                    tokens.push(special_token(self.sep));
+                }
+            }
+            tokens.extend(pieces(pair)?);
+        }
+        if special {
+            tokens.push(special_token(self.sep));
+        }
+        Ok(tokens)
+    }
+
     /// `[CLS]` and `[SEP]` ids (`<s>` and `</s>` in the RoBERTa layout).
     pub fn specials(&self) -> (i64, i64) {
         (self.cls, self.sep)
@@ -204,6 +259,12 @@ impl PairTokenizer {
             }
             ids.extend_from_slice(p);
             ids.push(self.sep);
+            // RoBERTa's tokenizers give no token types: every token reads type 0.
+            let t = if self.layout == PairLayout::Roberta {
+                0
+            } else {
+                t
+            };
             types.resize(ids.len(), t);
         }
         Encoded { ids, types }
@@ -232,6 +293,38 @@ pub(crate) mod tests {
         assert_eq!(e.types, vec![0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
         // Unknown words map to [UNK], sub-words to ##-pieces.
         assert_eq!(tok.word_pieces("plays zebra").unwrap(), vec![16, 19, 1]);
+    }
+
+    #[test]
+    fn tokens_carry_their_offsets_and_specials() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = tiny_tokenizer(dir.path());
+        let tokens = tok.tokens("Who plays", Some("it."), true).unwrap();
+        let ids: Vec<u32> = tokens.iter().map(|t| t.id).collect();
+        assert_eq!(ids, vec![2, 5, 16, 19, 3, 10, 21, 3]);
+        assert_eq!(tokens[0].text, "[CLS]");
+        assert!(tokens[0].special && tokens[0].start.is_none());
+        assert_eq!(
+            (tokens[3].text.as_str(), tokens[3].start, tokens[3].stop),
+            ("s", Some(8), Some(9))
+        );
+        assert_eq!((tokens[6].text.as_str(), tokens[6].start), (".", Some(2)));
+        let plain = tok.tokens("Who plays", None, false).unwrap();
+        assert_eq!(plain.len(), 3);
+        assert!(plain.iter().all(|t| !t.special));
+        // The RoBERTa layout doubles the separator between the two texts.
+        let path = dir.path().join("tokenizer.json");
+        let roberta = PairTokenizer::read_for(&path, PairLayout::Roberta).unwrap();
+        let ids: Vec<u32> = roberta
+            .tokens("who", Some("it"), true)
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(ids, vec![25, 5, 27, 27, 10, 27]);
+        let e = roberta.encode("who", &["it"], 16).unwrap();
+        assert_eq!(e.ids, [25, 5, 27, 27, 10, 27]);
+        assert_eq!(e.types, [0; 6], "RoBERTa's layout has type 0 throughout");
     }
 
     #[test]

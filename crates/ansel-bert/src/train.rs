@@ -241,7 +241,11 @@ pub fn train(opts: &TrainOptions, train: &[Question], dev: &[Question]) -> Resul
     ansel_torch::init(opts.run.threads, opts.run.seed);
     let (mut model, tok, base_dir, base_card, initialised) = load_base(&opts.run.base)?;
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
-    let added_token_types = model.add_token_types(opts.input.token_types())?;
+    let types = opts
+        .input
+        .token_types_in(model.family().layout())
+        .map_err(ModelError::Backend)?;
+    let added_token_types = model.add_token_types(types)?;
     if added_token_types {
         set_type_vocab_size(&opts.run.out, model.config.type_vocab_size)?;
     }

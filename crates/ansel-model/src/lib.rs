@@ -78,6 +78,32 @@ pub trait Ranker: Send + Sync {
     fn reads_whole_list(&self) -> bool {
         false
     }
+
+    /// The model's tokens for `text`, or for the pair `text` + `pair` as the model reads it,
+    /// with the special tokens when `special` (what text-embeddings-inference's `/tokenize`
+    /// returns). `None`: the model reads no tokens of a vocabulary (lexical models).
+    fn tokenize(
+        &self,
+        _text: &str,
+        _pair: Option<&str>,
+        _special: bool,
+    ) -> Option<Result<Vec<Token>>> {
+        None
+    }
+}
+
+/// One token of a model's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// Its id in the model's vocabulary.
+    pub id: u32,
+    /// The piece of text it stands for (its own form for a special token).
+    pub text: String,
+    /// A special token (`[CLS]`, `</s>`, ...) added around the text.
+    pub special: bool,
+    /// Byte offsets of the piece in the text it came from; `None` for special tokens.
+    pub start: Option<usize>,
+    pub stop: Option<usize>,
 }
 
 /// Splits the scores of many questions' candidates, concatenated in question order, back into

@@ -132,11 +132,17 @@ pub fn fp32_source(dir: &Path) -> Option<PathBuf> {
 #[cfg(feature = "export")]
 const TRAINING_RECORD: [&str; 2] = ["train-log.jsonl", "training.svg"];
 
-/// Converts the cross-encoder directory `src` into an ONNX model directory `out` at
+/// Converts the cross-encoder directory `src` (trained by ansel, or a Hugging Face directory
+/// without a card, see [`ansel_bert::uncarded_card`]) into an ONNX model directory `out` at
 /// `precision` (replacing `out` atomically); returns the new card.
 #[cfg(feature = "export")]
 pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Result<ModelCard> {
-    let card = ModelCard::read(src)?;
+    // A Hugging Face cross-encoder directory without a card converts as it is served.
+    let card = if ansel_bert::is_uncarded_hf_dir(src) {
+        ansel_bert::uncarded_card(src)?
+    } else {
+        ModelCard::read(src)?
+    };
     if let (Ok(a), Ok(b)) = (src.canonicalize(), out.canonicalize()) {
         if a == b {
             return Err(ModelError::Format {
@@ -475,6 +481,15 @@ impl Ranker for OnnxRanker {
 
     fn score(&self, question: &Question) -> Result<Vec<f32>> {
         Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Option<Result<Vec<ansel_model::Token>>> {
+        Some(self.tokenizer.tokens(text, pair, special))
     }
 
     /// Each question's pairs are batched among themselves: an int8 graph quantizes activations

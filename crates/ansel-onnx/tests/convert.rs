@@ -1,6 +1,6 @@
 //! The ONNX graph against the tch model it was converted from: scores, ranking, errors.
 
-use ansel_bert::testing::{serial, tiny_base, tiny_mpnet_base};
+use ansel_bert::testing::{serial, tiny_base, tiny_mpnet_base, tiny_roberta_base};
 use ansel_bert::CrossEncoderRanker;
 use ansel_data::{Candidate, Question};
 use ansel_model::{ModelCard, Ranker};
@@ -179,6 +179,40 @@ fn an_mpnet_graph_scores_like_the_tch_model() {
             "{precision:?} MPNet graph vs tch: max abs diff {d}: {scores:?} vs {reference:?}"
         );
     }
+}
+
+#[test]
+fn an_xlm_roberta_graph_scores_like_the_tch_model() {
+    // One token type, positions counted after padding, `</s></s>` between the texts.
+    let _guard = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = spread(tiny_roberta_base(tmp.path(), 0.0, "xlm-roberta"));
+    let card = ModelCard::read(&src).unwrap();
+    let reference = CrossEncoderRanker::load(&src, &card)
+        .unwrap()
+        .score(&question())
+        .unwrap();
+    let dir = tmp.path().join("fp32");
+    convert(&src, &dir, Precision::Fp32, "tiny-xlmr").unwrap();
+    let ranker = load_onnx(&dir);
+    assert_eq!(ranker.tokenizer().specials(), (25, 27), "<s> and </s>");
+    let scores = ranker.score(&question()).unwrap();
+    let d = max_abs_diff(&scores, &reference);
+    assert!(
+        d < 1e-4,
+        "XLM-R graph vs tch: max abs diff {d}: {scores:?} vs {reference:?}"
+    );
+    // Without its card the directory is a Hugging Face one: it converts all the same.
+    std::fs::remove_file(src.join(ansel_model::CARD_FILE)).unwrap();
+    let uncarded = CrossEncoderRanker::load_hf_dir(&src).unwrap();
+    let d = max_abs_diff(&uncarded.score(&question()).unwrap(), &reference);
+    assert!(
+        d < 1e-5,
+        "card-less directory (other batches): max abs diff {d}"
+    );
+    convert(&src, &dir, Precision::Fp32, "tiny-xlmr").unwrap();
+    let d = max_abs_diff(&load_onnx(&dir).score(&question()).unwrap(), &reference);
+    assert!(d < 1e-4, "card-less conversion: max abs diff {d}");
 }
 
 #[test]

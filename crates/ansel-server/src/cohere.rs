@@ -17,14 +17,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use utoipa::ToSchema;
 
-#[derive(Deserialize)]
+/// The body of Cohere's `/v2/rerank` and `/v1/rerank` (and Jina's `/v1/rerank`).
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CohereRequest {
     #[serde(default)]
     model: Option<String>,
     query: String,
     /// Strings, or objects with a `text` string (other fields are kept, not ranked).
+    #[schema(value_type = Vec<Document>)]
     documents: Vec<Value>,
     #[serde(default)]
     top_n: Option<usize>,
@@ -34,7 +37,16 @@ struct CohereRequest {
     max_tokens_per_doc: Option<usize>,
 }
 
-#[derive(Serialize)]
+/// A document: its text, or an object with a `text` string (other fields ignored).
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // A schema only: requests read documents as JSON values.
+enum Document {
+    Text(String),
+    Object(DocumentText),
+}
+
+#[derive(Serialize, ToSchema)]
 struct CohereResponse {
     id: String,
     results: Vec<CohereResult>,
@@ -44,7 +56,7 @@ struct CohereResponse {
     usage: Usage,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct CohereResult {
     index: usize,
     relevance_score: f32,
@@ -52,33 +64,43 @@ struct CohereResult {
     document: Option<DocumentText>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize, ToSchema)]
 struct DocumentText {
     text: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Meta {
     api_version: ApiVersion,
     billed_units: BilledUnits,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct ApiVersion {
     version: &'static str,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct BilledUnits {
     search_units: u32,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Usage {
     total_tokens: usize,
 }
 
 /// `POST /v2/rerank`.
+#[utoipa::path(
+    post,
+    path = "/v2/rerank",
+    tag = "cohere",
+    request_body = CohereRequest,
+    responses(
+        (status = 200, description = "The best documents first, `top_n` of them", body = CohereResponse),
+        (status = 404, description = "A `model` the server does not serve (with --served-model-name)", body = crate::openapi::ErrorBody),
+    ),
+)]
 pub(crate) async fn rerank_v2(
     state: State<Arc<AppState>>,
     arrival: Option<Extension<Arrival>>,
@@ -87,7 +109,17 @@ pub(crate) async fn rerank_v2(
     cohere_rerank(state, arrival, body, "/v2/rerank", "2").await
 }
 
-/// `POST /v1/rerank`.
+/// `POST /v1/rerank` (Cohere's v1 and Jina's bodies).
+#[utoipa::path(
+    post,
+    path = "/v1/rerank",
+    tag = "cohere",
+    request_body = CohereRequest,
+    responses(
+        (status = 200, description = "The best documents first, `top_n` of them", body = CohereResponse),
+        (status = 404, description = "A `model` the server does not serve (with --served-model-name)", body = crate::openapi::ErrorBody),
+    ),
+)]
 pub(crate) async fn rerank_v1(
     state: State<Arc<AppState>>,
     arrival: Option<Extension<Arrival>>,
@@ -224,9 +256,10 @@ fn request_id() -> String {
 }
 
 /// `GET /info`, in TEI's shape; ansel's limits count words, not tokens.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Info {
     model_id: String,
+    #[schema(value_type = Object)]
     model_type: Value,
     served_model_names: Vec<String>,
     prune_model: Option<String>,
@@ -241,6 +274,13 @@ struct Info {
     router: &'static str,
 }
 
+/// `GET /info`.
+#[utoipa::path(
+    get,
+    path = "/info",
+    tag = "text-embeddings-inference",
+    responses((status = 200, description = "The model and the limits", body = Info)),
+)]
 pub(crate) async fn info(State(state): State<Arc<AppState>>) -> Response {
     measured(&state, "/info", async {
         let limits = &state.limits;

@@ -5,9 +5,11 @@
 //! | `POST /rerank` | text-embeddings-inference compatible: `{"query", "texts", "raw_scores", "return_text", "truncate"}` → `[{"index", "score", "text"?}]`, best first |
 //! | `POST /v2/rerank`, `POST /v1/rerank` | Cohere compatible: `{"model"?, "query", "documents": [string or {"text"}], "top_n"?, "return_documents"?, "max_tokens_per_doc"?}` → `{"id", "results": [{"index", "relevance_score", "document"?}], "meta", "model", "usage"}` |
 //! | `GET /info` | text-embeddings-inference's model and limits |
+//! | `POST /tokenize` | text-embeddings-inference compatible: `{"inputs": text, [text, ...] or [[query, passage], ...], "add_special_tokens"?}` → per input `[{"id", "text", "special", "start", "stop"}]` (422 for a lexical model) |
 //! | `POST /ask` | `{"question", "top_k", "budget_ms"?}` → answers from the index with their context |
 //! | `GET /health` | `{"status": "ok", ...}` with index counts and models |
 //! | `GET /metrics` | Prometheus text |
+//! | `GET /openapi.json` | the OpenAPI 3.1 document of these routes, generated from their types ([`openapi`]) |
 //! | `GET /` | a page to ask questions over the index |
 //!
 //! Requests over a limit get a JSON error `{"error", "error_type"}`: 413 for
@@ -25,6 +27,8 @@ pub mod connections;
 mod guard;
 pub mod loadtest;
 mod metrics;
+pub mod openapi;
+mod tokenize;
 
 pub use batcher::{BatchError, BatchLimits, Batcher};
 pub use connections::ConnectionLimits;
@@ -45,6 +49,7 @@ use serde::{Deserialize, Serialize};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use utoipa::ToSchema;
 
 /// What one request may ask of the server.
 #[derive(Debug, Clone)]
@@ -204,6 +209,8 @@ pub fn app(state: Arc<AppState>) -> Router {
         .route("/v2/rerank", post(cohere::rerank_v2))
         .route("/v1/rerank", post(cohere::rerank_v1))
         .route("/info", get(cohere::info))
+        .route("/tokenize", post(tokenize::tokenize))
+        .route("/openapi.json", get(openapi::openapi_json))
         .route("/ask", post(ask))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -429,29 +436,33 @@ fn arrived(arrival: Option<Extension<Arrival>>) -> Instant {
     arrival.map_or_else(Instant::now, |Extension(Arrival(at))| at)
 }
 
-#[derive(Deserialize)]
+/// `/rerank`'s body (text-embeddings-inference's).
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RerankRequest {
     query: String,
     texts: Vec<String>,
+    /// The model's scores as they are, not squashed into (0, 1).
     #[serde(default)]
     raw_scores: bool,
     #[serde(default)]
     return_text: bool,
+    /// Cut texts over the word limit instead of refusing them (413).
     #[serde(default)]
     truncate: bool,
     #[serde(default)]
     truncation_direction: TruncationDirection,
 }
 
-#[derive(Deserialize, Default, Clone, Copy)]
+#[derive(Deserialize, Default, Clone, Copy, ToSchema)]
 enum TruncationDirection {
     Left,
     #[default]
     Right,
 }
 
-#[derive(Serialize, Debug, PartialEq)]
+/// One text's place: best first.
+#[derive(Serialize, Debug, PartialEq, ToSchema)]
 struct Rank {
     index: usize,
     score: f32,
@@ -459,6 +470,14 @@ struct Rank {
     text: Option<String>,
 }
 
+/// `POST /rerank`.
+#[utoipa::path(
+    post,
+    path = "/rerank",
+    tag = "text-embeddings-inference",
+    request_body = RerankRequest,
+    responses((status = 200, description = "Every text, best first", body = Vec<Rank>)),
+)]
 async fn rerank(
     State(state): State<Arc<AppState>>,
     arrival: Option<Extension<Arrival>>,
@@ -618,12 +637,16 @@ fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool
     ranks
 }
 
-#[derive(Deserialize)]
+/// `/ask`'s body.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct AskRequest {
     question: String,
+    /// Answers wanted (1 to the server's limit, 50 by default).
     #[serde(default = "default_top_k")]
+    #[schema(default = 5, minimum = 1)]
     top_k: usize,
+    /// Time the cascade may take (at most half the server's timeout).
     #[serde(default)]
     budget_ms: Option<u64>,
 }
@@ -632,6 +655,14 @@ fn default_top_k() -> usize {
     5
 }
 
+/// `POST /ask`.
+#[utoipa::path(
+    post,
+    path = "/ask",
+    tag = "ansel",
+    request_body = AskRequest,
+    responses((status = 200, description = "The best sentences of the index, best first", body = openapi::AskResponse)),
+)]
 async fn ask(
     State(state): State<Arc<AppState>>,
     arrival: Option<Extension<Arrival>>,
@@ -674,7 +705,7 @@ async fn ask(
     .await
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct Health {
     status: &'static str,
     documents: u64,
@@ -684,6 +715,13 @@ struct Health {
     rerank_model: String,
 }
 
+/// `GET /health` (open without the API key).
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "ansel",
+    responses((status = 200, description = "Index counts and the models served", body = Health)),
+)]
 async fn health(State(state): State<Arc<AppState>>) -> Response {
     measured(&state, "/health", async {
         let stats = state.answerer.index.stats().map_err(|e| {
@@ -702,6 +740,13 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
     .await
 }
 
+/// `GET /metrics`.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "ansel",
+    responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")),
+)]
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let stats = state.answerer.index.stats().ok();
     let documents = stats.map_or(f64::NAN, |s| s.documents as f64);

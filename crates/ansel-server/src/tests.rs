@@ -700,3 +700,168 @@ async fn cohere_routes_rank_like_rerank_and_honour_top_n_documents_and_model_nam
     assert_eq!(info["model_id"], "wo-rr");
     assert_eq!(info["max_client_batch_size"], 256);
 }
+
+/// A reranker with a tokenizer: one token per word (id = its length), `[CLS]` 101 and `[SEP]` 102.
+struct Tokenizing;
+
+impl ansel_model::Ranker for Tokenizing {
+    fn name(&self) -> &str {
+        "tokenizing"
+    }
+
+    fn score(&self, question: &Question) -> ansel_model::Result<Vec<f32>> {
+        Ok(vec![0.0; question.candidates.len()])
+    }
+
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Option<ansel_model::Result<Vec<ansel_model::Token>>> {
+        let mark = |id: u32, text: &str| ansel_model::Token {
+            id,
+            text: text.into(),
+            special: true,
+            start: None,
+            stop: None,
+        };
+        let words = |text: &str| -> Vec<ansel_model::Token> {
+            let mut at = 0;
+            text.split(' ')
+                .map(|w| {
+                    let start = at;
+                    at += w.len() + 1;
+                    ansel_model::Token {
+                        id: w.len() as u32,
+                        text: w.into(),
+                        special: false,
+                        start: Some(start),
+                        stop: Some(start + w.len()),
+                    }
+                })
+                .collect()
+        };
+        let mut tokens = Vec::new();
+        tokens.extend(special.then(|| mark(101, "[CLS]")));
+        tokens.extend(words(text));
+        if let Some(pair) = pair {
+            tokens.extend(special.then(|| mark(102, "[SEP]")));
+            tokens.extend(words(pair));
+        }
+        tokens.extend(special.then(|| mark(102, "[SEP]")));
+        Some(Ok(tokens))
+    }
+}
+
+#[tokio::test]
+async fn tokenize_is_tei_compatible_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_texts: 3,
+        max_words_per_text: 4,
+        max_request_words: 6,
+        ..Limits::default()
+    };
+    let state = state_with_reranker(dir.path(), limits, Box::new(Tokenizing));
+    let (status, text) = call(&state, "POST", "/tokenize", r#"{"inputs": "a bee"}"#).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(
+        json(&text),
+        serde_json::json!([[
+            {"id": 101, "text": "[CLS]", "special": true, "start": null, "stop": null},
+            {"id": 1, "text": "a", "special": false, "start": 0, "stop": 1},
+            {"id": 3, "text": "bee", "special": false, "start": 2, "stop": 5},
+            {"id": 102, "text": "[SEP]", "special": true, "start": null, "stop": null},
+        ]])
+    );
+    let body = r#"{"inputs": ["hives", ["who", "a bee"]], "add_special_tokens": false}"#;
+    let (status, text) = call(&state, "POST", "/tokenize", body).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let ids: Vec<Vec<u64>> = json(&text)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|input| {
+            input
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(ids, vec![vec![5], vec![3, 1, 3]]);
+    let cases = [
+        (r#"{"inputs": []}"#, 422, "`inputs` is empty"),
+        (
+            r#"{"inputs": ["a", "b", "c", "d"]}"#,
+            413,
+            "more than the limit of 3",
+        ),
+        (r#"{"inputs": "a b c d e"}"#, 413, "`inputs[0]` has 5 words"),
+        (
+            r#"{"inputs": [["a b c", "d e f g"]]}"#,
+            413,
+            "more than 6 words",
+        ),
+        (r#"{"inputs": [["a"]]}"#, 422, "inputs"),
+        (r#"{"inputs": "a", "truncate": true}"#, 422, "truncate"),
+    ];
+    for (body, want, message) in cases {
+        let (status, text) = call(&state, "POST", "/tokenize", body).await;
+        assert_eq!(status.as_u16(), want, "{body}: {text}");
+        assert!(
+            json(&text)["error"].as_str().unwrap().contains(message),
+            "{body}: {text}"
+        );
+    }
+    // A lexical model reads words, not tokens: a clear 422.
+    let lexical = test_state(dir.path().join("lexical").as_path(), Limits::default());
+    let (status, text) = call(&lexical, "POST", "/tokenize", r#"{"inputs": "a bee"}"#).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+    assert!(text.contains("`wo-rr` is lexical"), "{text}");
+}
+
+#[tokio::test]
+async fn openapi_json_documents_every_route_with_its_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let (status, text) = call(&state, "GET", "/openapi.json", "").await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let doc = json(&text);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"), "{doc}");
+    for (path, method) in [
+        ("/rerank", "post"),
+        ("/v1/rerank", "post"),
+        ("/v2/rerank", "post"),
+        ("/ask", "post"),
+        ("/info", "get"),
+        ("/tokenize", "post"),
+        ("/health", "get"),
+        ("/metrics", "get"),
+        ("/openapi.json", "get"),
+    ] {
+        let operation = &doc["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is documented");
+        assert!(operation["responses"]["200"].is_object(), "{method} {path}");
+        assert!(
+            operation["responses"]["503"].is_object(),
+            "{method} {path} documents the guard's errors"
+        );
+    }
+    let schemas = &doc["components"]["schemas"];
+    for schema in [
+        "RerankRequest",
+        "CohereRequest",
+        "TokenizeRequest",
+        "SimpleToken",
+        "Info",
+    ] {
+        assert!(schemas[schema].is_object(), "schema {schema}");
+    }
+    // The request schemas are the types the handlers read: unknown fields are refused there too.
+    assert_eq!(schemas["RerankRequest"]["additionalProperties"], false);
+    let required = schemas["CohereRequest"]["required"].as_array().unwrap();
+    assert!(required.contains(&"query".into()) && required.contains(&"documents".into()));
+}

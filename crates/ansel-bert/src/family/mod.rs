@@ -3,11 +3,12 @@
 //! Every family runs the same post-LayerNorm encoder ([`crate::CrossEncoder`]); a family says
 //! how its checkpoints name the parameters, how positions are numbered, whether it has
 //! token types or a relative position bias, and how its tokenizer lays out a pair. A new
-//! family (RoBERTa, XLM-R, ELECTRA) is one module here implementing [`EncoderFamily`] and one
+//! family (ELECTRA, DeBERTa) is one module here implementing [`EncoderFamily`] and one
 //! line in [`of`]; training, serving and ONNX export read it through the trait.
 
 pub mod bert;
 pub mod mpnet;
+pub mod roberta;
 
 use crate::BertConfig;
 
@@ -16,7 +17,8 @@ use crate::BertConfig;
 pub enum PairLayout {
     /// `[CLS] q [SEP] s1 [SEP] ...`; token type 0 for the question, then the segments' own.
     Bert,
-    /// `<s> q </s></s> s1 </s> ...` (RoBERTa, MPNet): no token types.
+    /// `<s> q </s></s> s1 </s> ...` (RoBERTa, XLM-RoBERTa, MPNet): every token of type 0, as
+    /// RoBERTa's tokenizers give them (MPNet has no token types at all).
     Roberta,
 }
 
@@ -26,6 +28,11 @@ pub enum PairLayout {
 pub trait EncoderFamily: Sync {
     /// `model_type` in `config.json`.
     fn model_type(&self) -> &'static str;
+    /// The prefix of the encoder's parameters in a checkpoint (`bert`, `mpnet`; XLM-RoBERTa's
+    /// are under `roberta`), stripped before [`EncoderFamily::checkpoint_names`] applies.
+    fn checkpoint_prefix(&self) -> &'static str {
+        self.model_type()
+    }
     /// The names a checkpoint of this family may store a canonical parameter under, the
     /// first found wins (prefixes such as `bert.` are already stripped).
     fn checkpoint_names(&self, canonical: &str) -> Vec<String>;
@@ -51,9 +58,12 @@ pub fn of(config: &BertConfig) -> Result<&'static dyn EncoderFamily, String> {
     let family: &'static dyn EncoderFamily = match config.model_type.as_deref() {
         None | Some("bert") => &bert::Bert,
         Some("mpnet") => &mpnet::Mpnet,
+        Some("roberta") => &roberta::ROBERTA,
+        Some("xlm-roberta") => &roberta::XLM_ROBERTA,
         Some(other) => {
             return Err(format!(
-                "field `model_type`: {other:?} is not supported (\"bert\", \"mpnet\")"
+                "field `model_type`: {other:?} is not supported \
+                 (\"bert\", \"mpnet\", \"roberta\", \"xlm-roberta\")"
             ))
         }
     };

@@ -4,7 +4,7 @@
 use ansel_onnx::Precision;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum PrecisionArg {
@@ -14,7 +14,8 @@ enum PrecisionArg {
 
 #[derive(Args)]
 pub struct QuantizeArgs {
-    /// Cross-encoder model directory (or the name of one in the models folders).
+    /// Cross-encoder model directory (or the name of one in the models folders), or a Hugging
+    /// Face cross-encoder directory (config.json, tokenizer.json, model.safetensors).
     #[arg(long)]
     model: String,
     /// Output model directory (replaced atomically).
@@ -30,7 +31,12 @@ pub struct QuantizeArgs {
 }
 
 pub fn run(args: QuantizeArgs) -> Result<()> {
-    let src = ansel::models::model_dir(&args.model)?;
+    // A Hugging Face cross-encoder directory has no card to find it by.
+    let src = if ansel_bert::is_uncarded_hf_dir(Path::new(&args.model)) {
+        PathBuf::from(&args.model)
+    } else {
+        ansel::models::model_dir(&args.model)?
+    };
     let src = src.canonicalize().unwrap_or(src);
     let precision = match args.precision {
         PrecisionArg::Int8 => Precision::Int8,
