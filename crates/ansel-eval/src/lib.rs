@@ -10,7 +10,12 @@ pub mod calibration;
 mod metrics;
 mod report;
 mod trec;
+mod treceval;
 
 pub use metrics::{rank_order, QuestionMetrics, CUTOFFS};
 pub use report::{evaluate, Filter, Report};
 pub use trec::{join, read_qrels, read_run, write_qrels, write_run, Qrels, Run, TrecError};
+pub use treceval::{
+    measure_query, paired_randomization, read_run_exact, trec_eval, ExactRun, TrecMeasures,
+    TrecReport,
+};

@@ -136,12 +136,23 @@ fn malformed(path: &Path, line: usize, field: &'static str, message: String) -> 
     }
 }
 
-/// Whitespace-separated records with exactly `columns` fields, with line numbers.
-fn records(path: &Path, columns: usize) -> Result<Vec<(usize, Vec<String>)>, TrecError> {
-    let text = std::fs::read(path).map_err(|source| TrecError::Io {
+/// Whitespace-separated records with exactly `columns` fields, with line numbers; a file whose
+/// name ends in `.gz` is gunzipped first.
+pub(crate) fn records(path: &Path, columns: usize) -> Result<Vec<(usize, Vec<String>)>, TrecError> {
+    let io_err = |source| TrecError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut text = std::fs::read(path).map_err(io_err)?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut plain = Vec::new();
+        io::Read::read_to_end(
+            &mut flate2::read::MultiGzDecoder::new(&text[..]),
+            &mut plain,
+        )
+        .map_err(io_err)?;
+        text = plain;
+    }
     let mut out = Vec::new();
     for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
         let line = std::str::from_utf8(raw)
@@ -222,6 +233,21 @@ mod tests {
             evaluate(&qs, &scores, Filter::Answered).metric("MRR"),
             Some(0.5)
         );
+    }
+
+    #[test]
+    fn gzipped_files_read_like_plain_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.run.gz");
+        let mut gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        gz.write_all(b"q Q0 a 1 0.5 t\n").unwrap();
+        gz.finish().unwrap();
+        assert_eq!(read_run(&path).unwrap()["q"]["a"], 0.5);
+        std::fs::write(&path, b"not gzip").unwrap();
+        assert!(read_run(&path).is_err());
     }
 
     #[test]

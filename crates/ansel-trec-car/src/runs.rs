@@ -1,0 +1,68 @@
+//! Article-level folds and gzipped trec_eval run files.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::path::Path;
+
+/// One query's ranking: (paragraph id, score) pairs, any order.
+pub type RankedList = Vec<(String, f64)>;
+
+/// Assigns each article (page id) to one of `k` folds: the distinct ids, sorted, are shuffled
+/// with `seed` and dealt round-robin, so folds differ in size by at most one article and no
+/// article is in two folds.
+pub fn article_folds<'a>(
+    page_ids: impl IntoIterator<Item = &'a str>,
+    k: usize,
+    seed: u64,
+) -> HashMap<String, usize> {
+    let mut ids: Vec<&str> = page_ids
+        .into_iter()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut state = seed;
+    for i in (1..ids.len()).rev() {
+        let j = (splitmix64(&mut state) % (i as u64 + 1)) as usize;
+        ids.swap(i, j);
+    }
+    ids.into_iter()
+        .enumerate()
+        .map(|(i, id)| (id.to_string(), i % k.max(1)))
+        .collect()
+}
+
+/// SplitMix64: a small, well-mixed deterministic generator.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Writes a run, sorted as trec_eval ranks (score descending, ties by paragraph id descending),
+/// keeping the top `depth` of each query; gzip-compressed when `path` ends in `.gz`.
+pub fn write_run_gz(
+    path: &Path,
+    run: &[(String, RankedList)],
+    tag: &str,
+    depth: usize,
+) -> std::io::Result<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut out: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::write::GzEncoder::new(
+            file,
+            flate2::Compression::best(),
+        ))
+    } else {
+        Box::new(file)
+    };
+    for (qid, list) in run {
+        let mut list: Vec<&(String, f64)> = list.iter().collect();
+        list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        for (rank, (pid, score)) in list.into_iter().take(depth).enumerate() {
+            writeln!(out, "{qid} Q0 {pid} {} {score} {tag}", rank + 1)?;
+        }
+    }
+    out.flush()
+}
