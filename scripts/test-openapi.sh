@@ -24,8 +24,8 @@ with urllib.request.urlopen(sys.argv[1], timeout=10) as response:
 PY
 "$venv/bin/openapi-spec-validator" "$work/openapi.json"
 # Deterministic generation (seeded), no example database left behind, one worker (the server's
-# queue is not what is under test here).
-timeout 120 "$venv/bin/st" run "http://$addr/openapi.json" \
+# queue is not what is under test here); run in the temporary folder, where its cache goes.
+(cd "$work" && timeout 120 "$OLDPWD/$venv/bin/st" run "http://$addr/openapi.json" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples 25 --max-time 60 --seed 24 --workers 1 --generation-database none \
-  --request-timeout 15 --no-color
+  --request-timeout 15 --no-color)
