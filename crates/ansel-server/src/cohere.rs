@@ -25,15 +25,18 @@ use utoipa::ToSchema;
 struct CohereRequest {
     #[serde(default)]
     model: Option<String>,
+    #[schema(min_length = 1)]
     query: String,
     /// Strings, or objects with a `text` string (other fields are kept, not ranked).
-    #[schema(value_type = Vec<Document>)]
+    #[schema(value_type = Vec<Document>, min_items = 1)]
     documents: Vec<Value>,
     #[serde(default)]
+    #[schema(minimum = 1)]
     top_n: Option<usize>,
     #[serde(default)]
     return_documents: bool,
     #[serde(default)]
+    #[schema(minimum = 1)]
     max_tokens_per_doc: Option<usize>,
 }
 

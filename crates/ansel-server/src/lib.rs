@@ -440,7 +440,9 @@ fn arrived(arrival: Option<Extension<Arrival>>) -> Instant {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RerankRequest {
+    #[schema(min_length = 1)]
     query: String,
+    #[schema(min_items = 1)]
     texts: Vec<String>,
     /// The model's scores as they are, not squashed into (0, 1).
     #[serde(default)]
@@ -641,6 +643,7 @@ fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct AskRequest {
+    #[schema(min_length = 1)]
     question: String,
     /// Answers wanted (1 to the server's limit, 50 by default).
     #[serde(default = "default_top_k")]
