@@ -1,0 +1,483 @@
+//! STNet for TREC CAR paragraph ranking (the TRANS-CAPAR paper, sections 2.1-2.2), trained
+//! pairwise (hinge loss, Adam) on BM25 candidates with article-level cross-validation.
+//!
+//! [`cross_validate`] splits the articles into folds (no article in two folds), and for each fold
+//! trains a fresh network on the other folds' heading queries (pairs of a relevant and a
+//! non-relevant BM25 candidate, labels from the hierarchical qrels) and re-ranks the fold's BM25
+//! candidates. Training checkpoints every few steps (weights, Adam moments, sampler state) and
+//! `--resume` continues exactly where a run stopped; finished folds are not redone. Each fold
+//! directory records how its model was trained beside its weights (`model.json`), and the output
+//! directory holds `training.json` (data, hyper-parameters, seed, timings, metrics).
+
+pub mod data;
+pub mod net;
+
+use ansel_torch::tch::{nn, Device, Tensor};
+use anyhow::{bail, Context, Result};
+use data::Corpus;
+pub use net::{NetConfig, StNet, Variant};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// `ansel trec-car stnet`: the options of a cross-validated STNet run.
+#[derive(clap::Args, Debug, Clone, Serialize)]
+pub struct CvArgs {
+    /// TREC CAR data folder (`*.cbor.paragraphs`, `*.cbor.outlines`, `*.hierarchical.qrels`).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Folder for checkpoints, per-fold weights and `training.json`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Run file of the test folds' rankings (gzipped when it ends in `.gz`).
+    #[arg(long)]
+    pub run: PathBuf,
+    #[arg(long, value_enum, default_value = "full")]
+    pub variant: Variant,
+    /// Article-level folds.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+    /// Training steps per fold.
+    #[arg(long, default_value_t = 300)]
+    pub steps: usize,
+    /// Pairs per step.
+    #[arg(long, default_value_t = 16)]
+    pub batch: usize,
+    /// Adam learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    /// Blocks per transformer encoder and in the decoder (the paper: 6).
+    #[arg(long, default_value_t = 2)]
+    pub blocks: i64,
+    /// Attention heads (the paper: 10).
+    #[arg(long, default_value_t = 10)]
+    pub heads: i64,
+    /// Paragraph words the network reads.
+    #[arg(long, default_value_t = 80)]
+    pub max_para: usize,
+    /// BM25 candidates re-ranked per query (and run depth).
+    #[arg(long, default_value_t = 100)]
+    pub depth: usize,
+    #[arg(long, default_value_t = 13)]
+    pub seed: u64,
+    /// libtorch threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Save a checkpoint every this many steps.
+    #[arg(long, default_value_t = 50)]
+    pub checkpoint_every: usize,
+    /// Continue from the checkpoints in --out.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// Where a fold's training stands: written with every checkpoint.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+struct FoldState {
+    step: usize,
+    rng: u64,
+    wall_seconds: f64,
+    cpu_seconds: f64,
+    loss_sum: f64,
+    losses: Vec<f64>,
+}
+
+/// How one fold's model was trained.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct FoldRecord {
+    pub fold: usize,
+    pub train_articles: usize,
+    pub train_queries: usize,
+    pub test_queries: usize,
+    pub steps: usize,
+    pub pairs: usize,
+    pub wall_seconds: f64,
+    pub cpu_seconds: f64,
+    pub pairs_per_second: f64,
+    pub scoring_seconds: f64,
+    /// Mean hinge loss of each block of `checkpoint_every` steps.
+    pub losses: Vec<f64>,
+}
+
+struct Candidate {
+    para: usize,
+    features: [f32; 3],
+    relevant: bool,
+}
+
+fn rng_next(state: &mut u64) -> u64 {
+    ansel_trec_car::runs::splitmix64(state)
+}
+
+/// Trains and evaluates every fold; writes the run, per-fold weights and `training.json`.
+pub fn cross_validate(args: &CvArgs) -> Result<()> {
+    ansel_torch::init(args.threads, args.seed);
+    if args.folds < 2 {
+        bail!("--folds must be at least 2 (no article may be in train and test)");
+    }
+    let files = ansel_trec_car::DataFiles::find(&args.data)?;
+    let paragraphs = ansel_trec_car::load_paragraphs(&files.paragraphs)?;
+    let queries = ansel_trec_car::load_queries(&files.outlines)?;
+    let qrels = ansel_eval::read_qrels(&files.hierarchical_qrels)?;
+    let bm25 = ansel_trec_car::bm25_run(&paragraphs, &queries, args.depth)?;
+    let corpus = Corpus::new(&paragraphs, &queries, args.max_para, 24);
+    let glove = ansel_vectors::VectorSource::Glove
+        .load(&ansel_vectors::models_dir())
+        .context("GloVe 50d (vendor/models/glove-6b-50d)")?;
+    let (embeddings, known) = corpus.embeddings(&glove, args.seed);
+    eprintln!(
+        "{} paragraphs, {} queries, vocabulary {} ({} in GloVe)",
+        paragraphs.len(),
+        queries.len(),
+        corpus.words.len(),
+        known
+    );
+    let candidates: Vec<Vec<Candidate>> = bm25
+        .iter()
+        .map(|(qid, list)| {
+            let best = list.first().map_or(1.0, |c| c.1);
+            let judged = qrels.get(qid);
+            list.iter()
+                .enumerate()
+                .filter_map(|(rank, (pid, score))| {
+                    let para = *corpus.para_index.get(pid)?;
+                    Some(Candidate {
+                        para,
+                        features: corpus.pair_features(para, rank, *score, best),
+                        relevant: judged.and_then(|j| j.get(pid)).is_some_and(|&r| r > 0),
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let folds = ansel_trec_car::article_folds(
+        queries.iter().map(|q| q.page_id.as_str()),
+        args.folds,
+        args.seed,
+    );
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let config = NetConfig {
+        variant: args.variant,
+        dim: glove.dim() as i64,
+        heads: args.heads,
+        blocks: args.blocks,
+        filters: 16,
+        max_ngram: 3,
+        kmax: 3,
+        feature_dim: 16,
+    };
+    let mut scores: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
+    let mut records = Vec::new();
+    let mut parameters = 0;
+    for fold in 0..args.folds {
+        let dir = args.out.join(format!("fold-{fold}"));
+        std::fs::create_dir_all(&dir)?;
+        let in_fold = |q: &ansel_trec_car::OutlineQuery| folds[&q.page_id] == fold;
+        let train: Vec<usize> = (0..queries.len())
+            .filter(|&q| !in_fold(&queries[q]))
+            .filter(|&q| {
+                candidates[q].iter().any(|c| c.relevant)
+                    && candidates[q].iter().any(|c| !c.relevant)
+            })
+            .collect();
+        let test: Vec<usize> = (0..queries.len())
+            .filter(|&q| in_fold(&queries[q]))
+            .collect();
+        let vs = nn::VarStore::new(Device::Cpu);
+        ansel_torch::tch::manual_seed(args.seed as i64 + fold as i64);
+        let net = StNet::new(&vs.root(), config.clone(), embeddings.shallow_clone());
+        parameters = vs
+            .trainable_variables()
+            .iter()
+            .map(Tensor::numel)
+            .sum::<usize>();
+        let scores_path = dir.join("scores.tsv");
+        let record_path = dir.join("model.json");
+        if args.resume && scores_path.is_file() && record_path.is_file() {
+            eprintln!(
+                "fold {fold}: done before, reusing {}",
+                scores_path.display()
+            );
+            let text = std::fs::read_to_string(&scores_path)?;
+            for line in text.lines() {
+                let f: Vec<&str> = line.split('\t').collect();
+                if f.len() == 3 {
+                    scores
+                        .entry(f[0].to_string())
+                        .or_default()
+                        .push((f[1].to_string(), f[2].parse()?));
+                }
+            }
+            let model: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&record_path)?)?;
+            records.push(serde_json::from_value(model["training"].clone())?);
+            continue;
+        }
+        let mut vs = vs;
+        let state = train_fold(
+            args,
+            &net,
+            &mut vs,
+            &dir,
+            &train,
+            &candidates,
+            &corpus,
+            fold,
+        )?;
+        let start = Instant::now();
+        let mut lines = String::new();
+        tch_no_grad(|| {
+            for &q in &test {
+                let cands = &candidates[q];
+                let list = scores.entry(queries[q].id.clone()).or_default();
+                for chunk in cands.chunks(100) {
+                    let items: Vec<(usize, usize, [f32; 3])> =
+                        chunk.iter().map(|c| (q, c.para, c.features)).collect();
+                    let s = Vec::<f32>::try_from(net.score(&corpus.batch(&items)))
+                        .expect("float scores");
+                    for (c, s) in chunk.iter().zip(s) {
+                        let pid = &paragraphs[c.para].id;
+                        lines.push_str(&format!("{}\t{pid}\t{s}\n", queries[q].id));
+                        list.push((pid.clone(), f64::from(s)));
+                    }
+                }
+            }
+        });
+        let record = FoldRecord {
+            fold,
+            train_articles: folds.values().filter(|&&f| f != fold).count(),
+            train_queries: train.len(),
+            test_queries: test.len(),
+            steps: state.step,
+            pairs: state.step * args.batch,
+            wall_seconds: state.wall_seconds,
+            cpu_seconds: state.cpu_seconds,
+            pairs_per_second: (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9),
+            scoring_seconds: start.elapsed().as_secs_f64(),
+            losses: state.losses.clone(),
+        };
+        ansel_torch::save_vars(&vs, &dir.join("model.safetensors"))?;
+        let model = serde_json::json!({
+            "model": args.variant.name(),
+            "config": config,
+            "parameters": parameters,
+            "seed": args.seed,
+            "data": args.data,
+            "labels": files.hierarchical_qrels,
+            "test_articles": folds.iter().filter(|(_, &f)| f == fold).map(|(a, _)| a.clone()).collect::<std::collections::BTreeSet<_>>(),
+            "arguments": args,
+            "training": record,
+        });
+        std::fs::write(&record_path, serde_json::to_string_pretty(&model)?)?;
+        std::fs::write(&scores_path, lines)?;
+        eprintln!(
+            "fold {fold}: {} steps, {:.1} pairs/s, scored {} queries in {:.0}s",
+            record.steps,
+            record.pairs_per_second,
+            test.len(),
+            record.scoring_seconds
+        );
+        records.push(record);
+    }
+    let run: Vec<(String, ansel_trec_car::RankedList)> = queries
+        .iter()
+        .map(|q| (q.id.clone(), scores.remove(&q.id).unwrap_or_default()))
+        .collect();
+    ansel_trec_car::write_run_gz(&args.run, &run, args.variant.name(), args.depth)
+        .with_context(|| format!("cannot write {}", args.run.display()))?;
+    let exact: ansel_eval::ExactRun = run
+        .iter()
+        .map(|(q, l)| (q.clone(), l.iter().cloned().collect()))
+        .collect();
+    let report = ansel_eval::trec_eval(&qrels, &exact);
+    let wall: f64 = records.iter().map(|r| r.wall_seconds).sum();
+    let pairs: usize = records.iter().map(|r| r.pairs).sum();
+    let summary = serde_json::json!({
+        "model": args.variant.name(),
+        "config": config,
+        "parameters": parameters,
+        "arguments": args,
+        "glove_known_words": known,
+        "vocabulary": corpus.words.len(),
+        "folds": records,
+        "training_wall_seconds": wall,
+        "pairs_per_second": pairs as f64 / wall.max(1e-9),
+        "hierarchical": report.mean,
+    });
+    std::fs::write(
+        args.out.join("training.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
+    eprintln!(
+        "{}: MAP {:.4} R-Prec {:.4} NDCG@10 {:.4} (hierarchical) -> {}",
+        args.variant.name(),
+        report.mean.map,
+        report.mean.rprec,
+        report.mean.ndcg_cut_10,
+        args.run.display()
+    );
+    Ok(())
+}
+
+fn tch_no_grad<T>(f: impl FnOnce() -> T) -> T {
+    ansel_torch::tch::no_grad(f)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn train_fold(
+    args: &CvArgs,
+    net: &StNet,
+    vs: &mut nn::VarStore,
+    dir: &Path,
+    train: &[usize],
+    candidates: &[Vec<Candidate>],
+    corpus: &Corpus,
+    fold: usize,
+) -> Result<FoldState> {
+    if train.is_empty() {
+        bail!("fold {fold}: no training query with a relevant and a non-relevant candidate");
+    }
+    let params = ansel_torch::trainable(vs);
+    let mut opt = ansel_torch::AdamW::new(&params);
+    let state_path = dir.join("state.json");
+    let (ckpt, optim) = (
+        dir.join("checkpoint.safetensors"),
+        dir.join("optim.safetensors"),
+    );
+    let mut state = FoldState {
+        rng: args.seed ^ (fold as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ..Default::default()
+    };
+    if args.resume && state_path.is_file() {
+        state = serde_json::from_str(&std::fs::read_to_string(&state_path)?)?;
+        ansel_torch::load_vars(vs, &ckpt)?;
+        opt.load(&optim)?;
+        eprintln!("fold {fold}: resuming at step {}", state.step);
+    }
+    let wall_start = Instant::now();
+    let cpu_start = ansel_torch::cpu_seconds().unwrap_or(0.0);
+    let (wall0, cpu0) = (state.wall_seconds, state.cpu_seconds);
+    let save = |state: &mut FoldState, opt: &ansel_torch::AdamW| -> Result<()> {
+        state.wall_seconds = wall0 + wall_start.elapsed().as_secs_f64();
+        state.cpu_seconds = cpu0 + ansel_torch::cpu_seconds().unwrap_or(0.0) - cpu_start;
+        ansel_torch::save_vars(vs, &ckpt)?;
+        opt.save(&optim)?;
+        let tmp = dir.join(".state.json.tmp");
+        std::fs::write(&tmp, serde_json::to_string(state)?)?;
+        std::fs::rename(&tmp, &state_path)?;
+        Ok(())
+    };
+    while state.step < args.steps {
+        let mut pos = Vec::with_capacity(args.batch);
+        let mut neg = Vec::with_capacity(args.batch);
+        for _ in 0..args.batch {
+            let q = train[(rng_next(&mut state.rng) % train.len() as u64) as usize];
+            let (p, n): (Vec<&Candidate>, Vec<&Candidate>) =
+                candidates[q].iter().partition(|c| c.relevant);
+            let a = p[(rng_next(&mut state.rng) % p.len() as u64) as usize];
+            let b = n[(rng_next(&mut state.rng) % n.len() as u64) as usize];
+            pos.push((q, a.para, a.features));
+            neg.push((q, b.para, b.features));
+        }
+        pos.extend(neg);
+        let s = net.score(&corpus.batch(&pos)).elu();
+        let b = args.batch as i64;
+        let loss = (s.narrow(0, b, b) - s.narrow(0, 0, b) + 1.0)
+            .clamp_min(0.0)
+            .mean(None);
+        ansel_torch::zero_gradients(&params);
+        loss.backward();
+        ansel_torch::clip_gradients(&params, 5.0);
+        state.step += 1;
+        opt.step(&params, args.lr, 0.0, state.step);
+        state.loss_sum += loss.double_value(&[]);
+        if state.step % args.checkpoint_every == 0 || state.step == args.steps {
+            let span = (state.step - 1) % args.checkpoint_every + 1;
+            state.losses.push(state.loss_sum / span as f64);
+            state.loss_sum = 0.0;
+            save(&mut state, &opt)?;
+            eprintln!(
+                "fold {fold}: step {}/{} loss {:.4} ({:.1} pairs/s)",
+                state.step,
+                args.steps,
+                state.losses.last().unwrap_or(&0.0),
+                (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9)
+            );
+        }
+    }
+    save(&mut state, &opt)?;
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ansel_trec_car::{OutlineQuery, ParaBody, Paragraph};
+
+    fn para(id: &str, text: &str) -> Paragraph {
+        Paragraph {
+            id: id.into(),
+            bodies: vec![ParaBody::Text(text.into())],
+        }
+    }
+
+    #[test]
+    fn every_variant_scores_a_batch_and_learns_a_pair() {
+        let paras = [
+            para("p0", "the shell of a sea turtle is hard"),
+            para("p1", "turtle ships were built in korea"),
+            para("p2", "x"),
+        ];
+        let queries = [OutlineQuery {
+            id: "Sea%20turtle/Anatomy/Shell".into(),
+            page_id: "Sea%20turtle".into(),
+            title: "Sea turtle".into(),
+            headings: vec!["Anatomy".into(), "Shell".into()],
+        }];
+        let corpus = Corpus::new(&paras, &queries, 6, 24);
+        assert_eq!(
+            corpus.paragraphs[0].len(),
+            6,
+            "paragraphs are cut at max_para"
+        );
+        let emb = Tensor::randn(
+            [corpus.words.len() as i64, 10],
+            (ansel_torch::tch::Kind::Float, Device::Cpu),
+        );
+        for variant in [Variant::Full, Variant::NoTrans, Variant::NoSim] {
+            ansel_torch::tch::manual_seed(1);
+            let vs = nn::VarStore::new(Device::Cpu);
+            let config = NetConfig {
+                variant,
+                dim: 10,
+                heads: 2,
+                blocks: 1,
+                filters: 4,
+                max_ngram: 3,
+                kmax: 3,
+                feature_dim: 4,
+            };
+            let net = StNet::new(&vs.root(), config, emb.shallow_clone());
+            let items = [
+                (0, 0, [1.0, 1.0, 0.5]),
+                (0, 1, [0.5, 0.5, 0.5]),
+                (0, 2, [0.1, 0.3, 0.1]),
+            ];
+            let batch = corpus.batch(&items);
+            assert_eq!(net.score(&batch).size(), [3]);
+            let params = ansel_torch::trainable(&vs);
+            let mut opt = ansel_torch::AdamW::new(&params);
+            for step in 1..=40 {
+                let s = net.score(&batch).elu();
+                let loss = (s.get(1) - s.get(0) + 1.0).clamp_min(0.0);
+                ansel_torch::zero_gradients(&params);
+                loss.backward();
+                opt.step(&params, 1e-2, 0.0, step);
+            }
+            let s = Vec::<f32>::try_from(net.score(&batch)).unwrap();
+            assert!(s[0] > s[1], "{variant:?}: {s:?}");
+        }
+    }
+}

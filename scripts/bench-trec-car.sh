@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# TREC CAR test200 (v1.5): BM25, STNet and its -TRANS / -SIM ablations (5 article-level folds),
+# scored with `ansel eval-trec --trec-eval` (as trec_eval -c) on hierarchical, top-level and
+# article qrels, checked against pytrec_eval, with a paired randomization test STNet vs BM25.
+# Writes docs/results/trec-car.md, and under docs/results/trec-car/ each run's top $KEEP per query
+# (gzipped; the top-100 runs the metrics are computed on stay in $WORK: at 100 paragraphs a query a
+# gzipped run is ~4 MB, over the repository's 2 MB limit per file) and each model's training record.
+# Resumable: rerun to continue an interrupted training (checkpoints in $WORK).
+# Env: DATA (test200 folder), WORK (checkpoints, default target/trec-car), STEPS, BLOCKS, THREADS,
+# PYTREC_VENV (a venv with pytrec-eval-terrier; created when absent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${DATA:-../shared/data/trec-car/test200-v1.5}
+WORK=${WORK:-target/trec-car}
+STEPS=${STEPS:-300}
+BLOCKS=${BLOCKS:-2}
+THREADS=${THREADS:-1}
+KEEP=${KEEP:-40}
+OUT=docs/results/trec-car
+mkdir -p "$OUT" "$WORK"
+nice -n 10 cargo build -q --release -p ansel
+ansel=target/release/ansel
+q=$(ls "$DATA"/*.cbor.hierarchical.qrels)
+base=${q%.hierarchical.qrels}
+
+echo "== BM25"
+/usr/bin/time -f %e -o "$WORK/bm25.seconds" nice -n 10 $ansel trec-car bm25 --data "$DATA" --run "$WORK/bm25.run.gz"
+for v in full no-trans no-sim; do
+  name=stnet; [ $v != full ] && name=stnet-$v
+  echo "== $name"
+  nice -n 10 $ansel trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
+    --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+  cp "$WORK/$name/training.json" "$OUT/$name.training.json"
+done
+
+echo "== results page (first pass: writes the fused article runs)"
+python3 scripts/trec-car-report.py "$ansel" "$base" "$WORK" "$OUT" > /dev/null
+
+echo "== pytrec_eval agreement"
+PYTREC_VENV=${PYTREC_VENV:-$WORK/pytrec-venv}
+[ -x "$PYTREC_VENV/bin/python" ] || { python3 -m venv "$PYTREC_VENV" && "$PYTREC_VENV/bin/pip" install -q pytrec-eval-terrier; }
+runs="$WORK/bm25.run.gz $WORK/stnet.run.gz $WORK/stnet-no-trans.run.gz $WORK/stnet-no-sim.run.gz"
+: > "$WORK/pytrec.jsonl"
+for level in hierarchical toplevel; do
+  nice -n 10 "$PYTREC_VENV/bin/python" scripts/trec-car-pytrec-eval.py $ansel "$base.$level.qrels" $runs \
+    | sed "s/^{/{\"qrels\": \"$level\", /" >> "$WORK/pytrec.jsonl"
+done
+nice -n 10 "$PYTREC_VENV/bin/python" scripts/trec-car-pytrec-eval.py $ansel "$base.article.qrels" "$WORK"/*.article.run \
+  | sed "s/^{/{\"qrels\": \"article\", /" >> "$WORK/pytrec.jsonl"
+
+echo "== results page"
+python3 scripts/trec-car-report.py "$ansel" "$base" "$WORK" "$OUT" > docs/results/trec-car.md
+for name in bm25 stnet stnet-no-trans stnet-no-sim; do
+  zcat "$WORK/$name.run.gz" | awk -v k="$KEEP" '$4 <= k' | gzip -9n > "$OUT/$name.top$KEEP.run.gz"
+done
+echo "wrote docs/results/trec-car.md"

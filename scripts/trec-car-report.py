@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Writes docs/results/trec-car.md from the runs and training records that
+scripts/bench-trec-car.sh produced. Usage: trec-car-report.py ANSEL QRELS_BASE WORK_DIR RESULTS_DIR
+(the top-100 runs and pytrec.jsonl in WORK_DIR, the training records in RESULTS_DIR)"""
+import gzip, json, math, os, random, subprocess, sys
+
+ansel, base, work, results_dir = sys.argv[1:5]
+runs_dir = work
+SYSTEMS = [("bm25", "BM25 (tantivy, title + heading path)"), ("stnet", "STNet"),
+           ("stnet-no-trans", "STNet -TRANS"), ("stnet-no-sim", "STNet -SIM")]
+
+
+def read_run(path):
+    run = {}
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            p = line.split()
+            run.setdefault(p[0], []).append((p[2], float(p[4])))
+    return run
+
+
+def article_run(run, path):
+    """Article-level ranking: reciprocal-rank fusion (k = 60) of the article's heading queries."""
+    fused = {}
+    for qid, docs in run.items():
+        page = qid.split("/")[0]
+        docs = sorted(docs, key=lambda d: (-d[1], d[0]))
+        for r, (d, _) in enumerate(docs):
+            fused.setdefault(page, {}).setdefault(d, 0.0)
+            fused[page][d] += 1.0 / (60 + r + 1)
+    with open(path, "w") as f:
+        for page, docs in fused.items():
+            top = sorted(docs.items(), key=lambda d: (-d[1], d[0]))[:100]
+            for r, (d, s) in enumerate(top):
+                f.write(f"{page} Q0 {d} {r + 1} {s:.8f} rrf\n")
+
+
+def evaluate(qrels, run):
+    out = subprocess.check_output([ansel, "eval-trec", "--trec-eval", "--per-query", "--json",
+                                   "--qrels", qrels, "--run", run])
+    return json.loads(out)
+
+
+def randomization(a, b, rounds=10000, seed=7):
+    rng = random.Random(seed)
+    d = [x - y for x, y in zip(a, b)]
+    obs = abs(sum(d))
+    hits = sum(1 for _ in range(rounds) if abs(sum(x if rng.random() < 0.5 else -x for x in d)) >= obs - 1e-12)
+    return (hits + 1) / (rounds + 1)
+
+
+def t_test(a, b):
+    d = [x - y for x, y in zip(a, b)]
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    t = mean / (sd / math.sqrt(n)) if sd > 0 else 0.0
+    return t, math.erfc(abs(t) / math.sqrt(2))  # normal approximation (n > 1000)
+
+
+results = {}
+for name, _ in SYSTEMS:
+    run = os.path.join(runs_dir, f"{name}.run.gz")
+    if not os.path.exists(run):
+        continue
+    art = os.path.join(work, f"{name}.article.run")
+    article_run(read_run(run), art)
+    results[name] = {
+        "hierarchical": evaluate(f"{base}.hierarchical.qrels", run),
+        "toplevel": evaluate(f"{base}.toplevel.qrels", run),
+        "article": evaluate(f"{base}.article.qrels", art),
+    }
+training = {}
+for name, _ in SYSTEMS[1:]:
+    p = os.path.join(results_dir, f"{name}.training.json")
+    if os.path.exists(p):
+        training[name] = json.load(open(p))
+pytrec = [json.loads(l) for l in open(os.path.join(work, "pytrec.jsonl"))] if os.path.exists(os.path.join(work, "pytrec.jsonl")) else []
+
+p = print
+p("# TREC CAR test200 (v1.5): BM25 and STNet (TRANS-CAPAR)\n")
+p("Paragraph retrieval for outline queries (article title + heading path) over the 4,689 paragraphs of")
+p("`../shared/data/trec-car/test200-v1.5` (198 articles, 1,987 heading queries, CC BY-SA 3.0). Reproduce with")
+p("`scripts/bench-trec-car.sh`. Metrics are on the top-100 runs it writes to `target/trec-car/`; the")
+p("committed runs in `docs/results/trec-car/` keep each query's top 40 (a gzipped top-100 run is ~4 MB, over")
+p("the repository's 2 MB per-file limit).\n")
+p("Metrics are `ansel eval-trec --trec-eval` (as `trec_eval -c`: unjudged paragraphs are non-relevant,")
+p("every query of the qrels counts and one missing from a run scores 0). Hierarchical: every heading")
+p("query (1,860 with judgements); top-level: the same run scored on the 1,122 top-level sections; article:")
+p("each article's heading-query rankings fused by reciprocal rank (k = 60) into one ranking per article (198).\n")
+for level in ["hierarchical", "toplevel", "article"]:
+    p(f"## {level} qrels\n")
+    p("| system | MAP | R-Prec | NDCG@10 | queries |")
+    p("|---|---|---|---|---|")
+    for name, label in SYSTEMS:
+        if name in results:
+            r = results[name][level]
+            m = r["mean"]
+            p(f"| {label} | {m['map']:.4f} | {m['Rprec']:.4f} | {m['ndcg_cut_10']:.4f} | {r['queries']} |")
+    p("")
+if "stnet" in results and "bm25" in results:
+    p("## STNet against BM25 and the ablations (hierarchical, per-query AP)\n")
+    h = {n: results[n]["hierarchical"] for n in results}
+    qs = sorted(h["bm25"]["per_query"])
+    ap = {n: [h[n]["per_query"][q]["map"] for q in qs] for n in h}
+    p("| comparison | MAP ratio | difference | randomization p (10,000 sign flips) | paired t (p) |")
+    p("|---|---|---|---|---|")
+    for other in ["bm25", "stnet-no-trans", "stnet-no-sim"]:
+        if other in ap:
+            a, b = ap["stnet"], ap[other]
+            t, tp = t_test(a, b)
+            ratio = sum(a) / max(sum(b), 1e-12)
+            p(f"| STNet vs {other} | {ratio:.3f}x | {(sum(a) - sum(b)) / len(a):+.4f} | {randomization(a, b):.4f} | {t:.2f} ({tp:.2g}) |")
+    p("")
+    ratio = h["stnet"]["mean"]["map"] / h["bm25"]["mean"]["map"]
+    p(f"**Target STNet MAP >= 1.1x BM25: {'met' if ratio >= 1.1 else 'NOT met'} ({ratio:.3f}x).** ", end="")
+    abl = [n for n in ["stnet-no-trans", "stnet-no-sim"] if n in h]
+    ok = all(h["stnet"]["mean"]["map"] >= h[n]["mean"]["map"] for n in abl)
+    p(f"STNet >= each ablation in MAP: {'yes' if ok else 'NO'}" + (" (" + ", ".join(f"{n} {h[n]['mean']['map']:.4f}" for n in abl) + ").\n"))
+if training:
+    p("## Training (5 article-level folds, 2 shared CPU cores, one libtorch thread)\n")
+    p("| model | parameters | steps x pairs per fold | training wall time (all folds) | pairs/s | scoring (s, all folds) |")
+    p("|---|---|---|---|---|---|")
+    for name, t in training.items():
+        a = t["arguments"]
+        score_s = sum(f["scoring_seconds"] for f in t["folds"])
+        p(f"| {name} | {t['parameters']:,} | {a['steps']} x {a['batch']} | {t['training_wall_seconds'] / 60:.1f} min | {t['pairs_per_second']:.1f} | {score_s:.0f} |")
+    t = next(iter(training.values()))
+    a, c = t["arguments"], t["config"]
+    p(f"\nHyper-parameters: width n = {c['dim']} (frozen GloVe 6B 50d; {t['glove_known_words']:,} of {t['vocabulary']:,} words known, the others fixed random vectors),")
+    p(f"{c['heads']} heads, {c['blocks']} blocks per encoder and decoder (the paper: 6, 300d), similarity module with {c['filters']} filters, kernels 1..{c['max_ngram']},")
+    p(f"{c['kmax']}-max pooling and an LSTM of width n; feature encoder width {c['feature_dim']}; Adam lr {a['lr']}, pairwise hinge loss (margin 1) on elu scores,")
+    p(f"{a['batch']} pairs per step, {a['steps']} steps per fold, paragraphs cut at {a['max_para']} words, BM25 top {a['depth']} re-ranked, seed {a['seed']}.")
+    p("Each fold's `model.json` (beside its weights, not committed) records data, hyper-parameters, seed, test articles and losses;")
+    p("`docs/results/trec-car/<model>.training.json` holds the run's summary.\n")
+if pytrec:
+    p("## Agreement with pytrec_eval (pytrec-eval-terrier)\n")
+    p("| qrels | run | MAP (pytrec_eval) | MAP (ansel) | largest difference, means | largest difference, per query |")
+    p("|---|---|---|---|---|---|")
+    for r in pytrec:
+        p(f"| {r['qrels']} | {os.path.basename(r['run'])} | {r['pytrec_eval']['map']:.6f} | {r['ansel']['map']:.6f} | {r['max_abs_diff_mean']:.1e} | {r['max_abs_diff_per_query']:.1e} |")
+    p("\nMeasures compared: map, Rprec, ndcg_cut_10, P_10, recip_rank (queries missing from a run counted 0 on the pytrec_eval side, as `-c` does).")
