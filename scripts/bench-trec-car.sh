@@ -18,17 +18,18 @@ THREADS=${THREADS:-1}
 KEEP=${KEEP:-40}
 OUT=docs/results/trec-car
 mkdir -p "$OUT" "$WORK"
-nice -n 10 cargo build -q --release -p ansel
+nice -n 10 cargo build -q --release -p ansel -p ansel-lab
 ansel=target/release/ansel
+lab=target/release/ansel-lab
 q=$(ls "$DATA"/*.cbor.hierarchical.qrels)
 base=${q%.hierarchical.qrels}
 
 echo "== BM25"
-/usr/bin/time -f %e -o "$WORK/bm25.seconds" nice -n 10 $ansel trec-car bm25 --data "$DATA" --run "$WORK/bm25.run.gz"
+/usr/bin/time -f %e -o "$WORK/bm25.seconds" nice -n 10 $lab trec-car bm25 --data "$DATA" --run "$WORK/bm25.run.gz"
 for v in full no-trans no-sim; do
   name=stnet; [ $v != full ] && name=stnet-$v
   echo "== $name"
-  nice -n 10 $ansel trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
+  nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
     --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
   cp "$WORK/$name/training.json" "$OUT/$name.training.json"
 done

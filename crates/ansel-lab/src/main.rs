@@ -6,6 +6,7 @@ mod bench_server;
 mod cassie_bench;
 mod eqag_latency;
 mod squad_sent;
+mod trec_car;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -31,6 +32,8 @@ enum Command {
     BenchServer(bench_server::BenchServerArgs),
     /// Time each stage of an EQAG model on one question at a time (base, bi-encoder, graph step).
     EqagLatency(eqag_latency::LatencyArgs),
+    /// TREC CAR paragraph retrieval for outline queries: BM25 runs, STNet cross-validation.
+    TrecCar(trec_car::TrecCarArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::CassieBench(args) => cassie_bench::bench(args),
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),
+        Command::TrecCar(args) => trec_car::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -393,7 +393,7 @@ fn train_fold(
         state.step += 1;
         opt.step(&params, args.lr, 0.0, state.step);
         state.loss_sum += loss.double_value(&[]);
-        if state.step % args.checkpoint_every == 0 || state.step == args.steps {
+        if state.step.is_multiple_of(args.checkpoint_every) || state.step == args.steps {
             let span = (state.step - 1) % args.checkpoint_every + 1;
             state.losses.push(state.loss_sum / span as f64);
             state.loss_sum = 0.0;

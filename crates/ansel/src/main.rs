@@ -50,8 +50,6 @@ enum Command {
     Adapt(Box<commands::adapt::AdaptArgs>),
     /// Convert a cross-encoder to an ONNX graph scored by ONNX Runtime (int8 dynamic quantization or fp32).
     Quantize(commands::quantize::QuantizeArgs),
-    /// TREC CAR paragraph retrieval for outline queries: BM25 runs, STNet cross-validation.
-    TrecCar(commands::trec_car::TrecCarArgs),
     /// Extractive QA benchmark: exact match and token F1 of answer spans read from ranked sentences.
     EvalExtract(commands::extract::EvalExtractArgs),
 }
@@ -79,7 +77,6 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::cassie::explain(args),
         Command::EvalExtract(args) => commands::extract::run_eval(args),
         Command::Quantize(args) => commands::quantize::run(args),
-        Command::TrecCar(args) => commands::trec_car::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

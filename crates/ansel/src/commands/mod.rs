@@ -18,6 +18,5 @@ pub mod serve;
 pub mod synth;
 pub mod teacher;
 pub mod train;
-pub mod trec_car;
 
 pub use ansel::cli::{require_questions, DataArgs};
