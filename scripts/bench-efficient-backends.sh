@@ -44,5 +44,11 @@ for r in rows:
           f"| {r['native_over_libtorch_pairs_per_second']:.2f}x | {n['median_ms_per_question']:.2f} "
           f"| {t['median_ms_per_question']:.2f} | {r['libtorch_over_native_ms_per_question']:.2f}x "
           f"| {n['load_seconds']:.2f} / {t['load_seconds']:.2f} |")
+print("\nThe default backend is the native one (`ANSEL_EFFICIENT_BACKEND=libtorch` picks the other): a question")
+print("scored on its own, as `rank`, `ask` and the server score them, takes less time natively for every model,")
+print("and the light build has no other. Whole-set passes, where libtorch batches 256 pairs of many")
+print("questions, vary more from pass to pass on a machine shared with a training run (the per-question")
+print("medians are the steadier figure). Load times include reading the weights, cold for the backend")
+print("loaded first (native), and Cosinenet's word-convolution tables (both backends build them).")
 PY
 cat "$out.md"
