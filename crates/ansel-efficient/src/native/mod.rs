@@ -424,22 +424,50 @@ impl Network {
         let dim = self.dim;
         let features = net.question.features.input;
         let q_ids = &pairs[0].q_ids;
+        let lq = q_ids.len();
         let q_units = unit_parts(&self.vectors(q_ids), dim, &net.parts);
+        let c_ids: Vec<i64> = pairs.iter().flat_map(|p| p.c_ids.iter().copied()).collect();
+        let c_units = unit_parts(&self.vectors(&c_ids), dim, &net.parts);
+        let tokens = c_ids.len();
+        // `[question tokens, candidate tokens of every pair]` cosines, one matrix per column group.
+        let cosines: Vec<Vec<f32>> = net
+            .parts
+            .iter()
+            .map(|&(start, width)| {
+                let mut cosine = vec![0.0; lq * tokens];
+                gemm(
+                    [lq, width, tokens],
+                    View {
+                        data: &q_units[start..],
+                        rs: dim,
+                        cs: 1,
+                    },
+                    View {
+                        data: &c_units[start..],
+                        rs: 1,
+                        cs: dim,
+                    },
+                    0.0,
+                    &mut cosine,
+                    tokens,
+                );
+                cosine
+            })
+            .collect();
         let mut q_features = Sequences::zeros(features, pairs.iter().map(|p| p.q_ids.len()));
         let mut c_features = Sequences::zeros(features, pairs.iter().map(|p| p.c_ids.len()));
+        let mut at = 0;
         for (s, pair) in pairs.iter().enumerate() {
-            let c_units = unit_parts(&self.vectors(&pair.c_ids), dim, &net.parts);
-            let (lq, lc) = (pair.q_ids.len(), pair.c_ids.len());
+            let lc = pair.c_ids.len();
             let qf = q_features.seq_mut(s);
             let cf = c_features.seq_mut(s);
             // Each word's largest cosine to a word of the other text, per column group.
-            for (f, &(start, width)) in net.parts.iter().enumerate() {
+            for (f, cosine) in cosines.iter().enumerate() {
                 let mut c_best = vec![f32::NEG_INFINITY; lc];
                 for i in 0..lq {
-                    let qi = &q_units[i * dim + start..i * dim + start + width];
+                    let row = &cosine[i * tokens + at..i * tokens + at + lc];
                     let mut q_best = f32::NEG_INFINITY;
-                    for (j, best) in c_best.iter_mut().enumerate() {
-                        let cosine = dot(qi, &c_units[j * dim + start..j * dim + start + width]);
+                    for (best, &cosine) in c_best.iter_mut().zip(row) {
                         q_best = q_best.max(cosine);
                         *best = best.max(cosine);
                     }
@@ -449,6 +477,7 @@ impl Network {
                     cf[j * features + f] = best;
                 }
             }
+            at += lc;
             if net.exact {
                 // Exact matches count as 1 even without vectors, and the flag sits beside.
                 let last = features - 1;

@@ -2,6 +2,7 @@
 
 use super::DataArgs;
 use ansel::models;
+use ansel_data::Question;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::time::Instant;
@@ -20,6 +21,11 @@ pub struct BenchArgs {
     /// median per-question time.
     #[arg(long)]
     per_question: bool,
+    /// Efficient networks: load the model once per backend (`native`, `libtorch`: what
+    /// ANSEL_EFFICIENT_BACKEND picks), alternate their timed passes in this process, and report
+    /// both with the ratio.
+    #[arg(long)]
+    compare_backends: bool,
 }
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -27,6 +33,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         bail!("--repeat must be at least 1");
     }
     let questions = args.data.read_some()?;
+    if args.compare_backends {
+        return compare_backends(&args, &questions);
+    }
     let model = models::resolve(&args.model, &questions)?;
     let pairs: usize = questions.iter().map(|q| q.candidates.len()).sum();
     model.score_all(&questions)?;
@@ -61,6 +70,83 @@ pub fn run(args: BenchArgs) -> Result<()> {
             }
         }
         report["median_ms_per_question"] = serde_json::json!(median_of(&mut each) * 1e3);
+    }
+    println!("{report}");
+    Ok(())
+}
+
+/// `--compare-backends`: the model loaded on each efficient backend, the timed passes of the two
+/// alternating (so that both see the same load on a shared machine), medians and ratios.
+fn compare_backends(args: &BenchArgs, questions: &[Question]) -> Result<()> {
+    let env = ansel_efficient::BACKEND_ENV;
+    let before = std::env::var_os(env);
+    let mut loaded = Vec::new();
+    for backend in ansel_efficient::Backend::NAMES {
+        // Set while the model loads (loaders read it then); this runs before any other thread.
+        std::env::set_var(env, backend);
+        let started = Instant::now();
+        let model = models::resolve(&args.model, questions);
+        let load_seconds = started.elapsed().as_secs_f64();
+        loaded.push((*backend, model?, load_seconds));
+    }
+    match before {
+        Some(value) => std::env::set_var(env, value),
+        None => std::env::remove_var(env),
+    }
+    let pairs: usize = questions.iter().map(|q| q.candidates.len()).sum();
+    let mut passes = vec![Vec::new(); loaded.len()];
+    let mut each = vec![Vec::new(); loaded.len()];
+    for (_, model, _) in &loaded {
+        model.score_all(questions)?;
+    }
+    for _ in 0..args.repeat {
+        for (b, (_, model, _)) in loaded.iter().enumerate() {
+            let started = Instant::now();
+            std::hint::black_box(model.score_all(questions)?);
+            passes[b].push(started.elapsed().as_secs_f64());
+            if args.per_question {
+                for question in questions {
+                    let started = Instant::now();
+                    std::hint::black_box(model.score(question)?);
+                    each[b].push(started.elapsed().as_secs_f64());
+                }
+            }
+        }
+    }
+    let mut backends = serde_json::Map::new();
+    let mut rates = Vec::new();
+    let mut per_question_ms = Vec::new();
+    for (b, (name, _, load_seconds)) in loaded.iter().enumerate() {
+        let median = median_of(&mut passes[b]);
+        let rate = (pairs as f64 / median.max(1e-12)).round();
+        rates.push(rate);
+        let mut row = serde_json::json!({
+            "load_seconds": load_seconds,
+            "median_seconds": median,
+            "median_pairs_per_second": rate,
+        });
+        if args.per_question {
+            let ms = median_of(&mut each[b]) * 1e3;
+            per_question_ms.push(ms);
+            row["median_ms_per_question"] = serde_json::json!(ms);
+        }
+        backends.insert(name.to_string(), row);
+    }
+    let mut report = serde_json::json!({
+        "model": args.model,
+        "data": args.data.data.display().to_string(),
+        "questions": questions.len(),
+        "pairs": pairs,
+        "repeats": args.repeat,
+        "backends": backends,
+        // How many times the native backend's throughput is libtorch's.
+        "native_over_libtorch_pairs_per_second": rates[0] / rates[1].max(1.0),
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+    });
+    if args.per_question {
+        // How many times faster a question scores natively (libtorch's time over native's).
+        report["libtorch_over_native_ms_per_question"] =
+            serde_json::json!(per_question_ms[1] / per_question_ms[0].max(1e-12));
     }
     println!("{report}");
     Ok(())

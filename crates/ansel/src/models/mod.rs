@@ -292,6 +292,38 @@ mod tests {
         assert_eq!(corpus_member("wo-rr+cosinenet-wikiqa"), None);
     }
 
+    /// Built without libtorch, every committed efficient model loads (its native forward pass) and
+    /// the default model, which fuses two of them, puts the answer first.
+    #[cfg(not(feature = "torch"))]
+    #[test]
+    fn without_libtorch_the_efficient_models_and_the_default_model_score() {
+        let texts = [
+            "Grass is green.",
+            "The tower is 330 metres tall.",
+            "Paris is in France.",
+        ];
+        let question = Question::over_texts(
+            "q",
+            "How tall is the Eiffel Tower?",
+            texts.map(String::from),
+            true,
+        );
+        for name in [
+            "cosinenet-wikiqa",
+            "cosinenet-wikiqa-distilled",
+            "compare-aggregate-wikiqa",
+            DEFAULT_MODEL,
+        ] {
+            let scores = resolve(name, &[]).unwrap().score(&question).unwrap();
+            assert_eq!(scores.len(), 3, "{name}");
+            assert!(scores.iter().all(|s| s.is_finite()), "{name}: {scores:?}");
+            if name == DEFAULT_MODEL {
+                let best = (0..3).max_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+                assert_eq!(best, Some(1), "{scores:?}");
+            }
+        }
+    }
+
     /// Built without libtorch, a libtorch model's directory is refused with what to do instead.
     #[cfg(not(feature = "torch"))]
     #[test]
