@@ -48,18 +48,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     let median = median_of(&mut seconds);
     let rate = |s: f64| (pairs as f64 / s.max(1e-12)).round();
-    let mut report = serde_json::json!({
-        "model": args.model,
-        "data": args.data.data.display().to_string(),
-        "questions": questions.len(),
-        "pairs": pairs,
-        "repeats": args.repeat,
-        "median_seconds": median,
-        "median_pairs_per_second": rate(median),
-        "best_pairs_per_second": rate(seconds[0]),
-        "worst_pairs_per_second": rate(seconds[seconds.len() - 1]),
-        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
-    });
+    let mut report = report_head(&args, questions.len(), pairs);
+    merge(
+        &mut report,
+        serde_json::json!({
+            "median_seconds": median,
+            "median_pairs_per_second": rate(median),
+            "best_pairs_per_second": rate(seconds[0]),
+            "worst_pairs_per_second": rate(seconds[seconds.len() - 1]),
+            "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }),
+    );
     if args.per_question {
         let mut each = Vec::with_capacity(questions.len() * args.repeat);
         for _ in 0..args.repeat {
@@ -132,17 +131,16 @@ fn compare_backends(args: &BenchArgs, questions: &[Question]) -> Result<()> {
         }
         backends.insert(name.to_string(), row);
     }
-    let mut report = serde_json::json!({
-        "model": args.model,
-        "data": args.data.data.display().to_string(),
-        "questions": questions.len(),
-        "pairs": pairs,
-        "repeats": args.repeat,
-        "backends": backends,
-        // How many times the native backend's throughput is libtorch's.
-        "native_over_libtorch_pairs_per_second": rates[0] / rates[1].max(1.0),
-        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
-    });
+    let mut report = report_head(args, questions.len(), pairs);
+    merge(
+        &mut report,
+        serde_json::json!({
+            "backends": backends,
+            // How many times the native backend's throughput is libtorch's.
+            "native_over_libtorch_pairs_per_second": rates[0] / rates[1].max(1.0),
+            "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }),
+    );
     if args.per_question {
         // How many times faster a question scores natively (libtorch's time over native's).
         report["libtorch_over_native_ms_per_question"] =
@@ -153,6 +151,24 @@ fn compare_backends(args: &BenchArgs, questions: &[Question]) -> Result<()> {
 }
 
 /// The median of `values` (sorts them).
+/// What every bench report starts with: the model, the data and how much was timed.
+fn report_head(args: &BenchArgs, questions: usize, pairs: usize) -> serde_json::Value {
+    serde_json::json!({
+        "model": args.model,
+        "data": args.data.data.display().to_string(),
+        "questions": questions,
+        "pairs": pairs,
+        "repeats": args.repeat,
+    })
+}
+
+/// Adds `fields` (an object) to the object `report`.
+fn merge(report: &mut serde_json::Value, fields: serde_json::Value) {
+    if let (Some(report), serde_json::Value::Object(fields)) = (report.as_object_mut(), fields) {
+        report.extend(fields);
+    }
+}
+
 fn median_of(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
