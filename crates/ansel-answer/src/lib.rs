@@ -13,6 +13,10 @@
 //! context-aware models such as `wo-rr` see real document positions. Many
 //! questions asked together are scored together, one [`Ranker::score_all`]
 //! call per stage, which is what lets a server batch concurrent requests.
+//! A [`calibration::Calibration`] turns the reranker's scores into probabilities and says
+//! when no sentence answers.
+
+pub mod calibration;
 
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_index::{IndexError, SentenceIndex, SentenceRecord};

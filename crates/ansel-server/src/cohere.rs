@@ -5,8 +5,8 @@
 //! `relevance_score` here as its `score` on `/rerank`.
 
 use crate::{
-    arrived, measured, parse_body, relevance, score_texts, ApiError, ApiResult, AppState, Arrival,
-    Fit, TruncationDirection,
+    arrived, measured, parse_body, score_texts, ApiError, ApiResult, AppState, Arrival, Fit,
+    TruncationDirection,
 };
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -173,7 +173,7 @@ async fn cohere_rerank(
             .enumerate()
             .map(|(index, score)| CohereResult {
                 index,
-                relevance_score: relevance(score),
+                relevance_score: state.relevance(score),
                 document: None,
             })
             .collect();

@@ -35,6 +35,7 @@ pub use connections::ConnectionLimits;
 pub use guard::{Arrival, Security};
 pub use metrics::Metrics;
 
+use ansel_answer::calibration::Calibration;
 use ansel_answer::{AnswerError, Answerer, Answers, Ask};
 use ansel_data::{Candidate, Question};
 use ansel_model::ModelError;
@@ -136,6 +137,8 @@ fn answer_failure(err: &AnswerError) -> ApiError {
 
 pub struct AppState {
     answerer: Arc<Answerer>,
+    /// The reranker's calibration: what a score means and when `/ask` abstains.
+    calibration: Option<Calibration>,
     limits: Limits,
     security: Security,
     in_flight: Arc<tokio::sync::Semaphore>,
@@ -153,6 +156,17 @@ impl AppState {
     /// Starts the workers that score `/rerank` (with the cascade's reranker)
     /// and `/ask` (with the whole cascade) requests in batches.
     pub fn secured(answerer: Answerer, limits: Limits, security: Security) -> Arc<AppState> {
+        Self::calibrated(answerer, limits, security, None)
+    }
+
+    /// [`AppState::secured`] with a calibration of the reranker (`ansel calibrate --out`): scores
+    /// become its probabilities, and `/ask` says when no answer clears its threshold.
+    pub fn calibrated(
+        answerer: Answerer,
+        limits: Limits,
+        security: Security,
+        calibration: Option<Calibration>,
+    ) -> Arc<AppState> {
         let answerer = Arc::new(answerer);
         let metrics = Arc::new(Metrics::default());
         let batch_limits = BatchLimits {
@@ -190,6 +204,7 @@ impl AppState {
         };
         Arc::new(AppState {
             answerer,
+            calibration,
             in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight.max(1))),
             limits,
             security,
@@ -502,6 +517,7 @@ async fn rerank(
         let (scores, _) =
             score_texts(&state, deadline, &request.query, &request.texts, fit).await?;
         Ok(ranks(
+            &state,
             scores,
             &request.texts,
             request.raw_scores,
@@ -617,21 +633,37 @@ fn fit_words(
     Some(kept.join(" "))
 }
 
-/// A raw score squashed into (0, 1) by the logistic function: the score every route reports
-/// unless raw scores are asked for.
-fn relevance(score: f32) -> f32 {
-    1.0 / (1.0 + (-score).exp())
+impl AppState {
+    /// A raw score in (0, 1), the score every route reports unless raw scores are asked for:
+    /// the calibrated probability that the text answers the query when the server has a
+    /// calibration, else the logistic function of the score, as TEI does.
+    fn relevance(&self, score: f32) -> f32 {
+        match &self.calibration {
+            Some(calibration) => calibration.probability(score) as f32,
+            None => 1.0 / (1.0 + (-score).exp()),
+        }
+    }
 }
 
-/// Scores in TEI's form, best first (ties by index); without `raw_scores`,
-/// squashed into (0, 1) by the logistic function, as TEI does.
-fn ranks(scores: Vec<f32>, texts: &[String], raw_scores: bool, return_text: bool) -> Vec<Rank> {
+/// Scores in TEI's form, best first (ties by index); without `raw_scores`, as
+/// [`AppState::relevance`].
+fn ranks(
+    state: &AppState,
+    scores: Vec<f32>,
+    texts: &[String],
+    raw_scores: bool,
+    return_text: bool,
+) -> Vec<Rank> {
     let mut ranks: Vec<Rank> = scores
         .into_iter()
         .enumerate()
         .map(|(index, score)| Rank {
             index,
-            score: if raw_scores { score } else { relevance(score) },
+            score: if raw_scores {
+                score
+            } else {
+                state.relevance(score)
+            },
             text: return_text.then(|| texts[index].clone()),
         })
         .collect();
@@ -703,7 +735,12 @@ async fn ask(
             top_k: request.top_k,
             budget: Some(budget),
         };
-        within_time(deadline, state.ask_queue.submit(job, 1, deadline)).await?
+        let answers = within_time(deadline, state.ask_queue.submit(job, 1, deadline)).await??;
+        let mut reply = serde_json::json!(answers);
+        if let Some(calibration) = &state.calibration {
+            calibration.annotate(&mut reply, &answers);
+        }
+        Ok(reply)
     })
     .await
 }

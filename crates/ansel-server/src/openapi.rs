@@ -33,6 +33,11 @@ pub(crate) struct AskResponse {
     /// Sentences the reranker scored (fewer when the time budget ran out).
     reranked: usize,
     elapsed_ms: f64,
+    /// With `serve --calibration`: whether the best answer's probability reaches `abstain_below`
+    /// (false: no sentence of the index answers; the answers are the best candidates).
+    answered: Option<bool>,
+    /// With `serve --calibration`: the probability an answer needs.
+    abstain_below: Option<f64>,
 }
 
 /// One answer: its score, the stage that placed it, and the sentence with its context.
@@ -48,6 +53,9 @@ pub(crate) struct AskAnswer {
     text: String,
     prev: Option<String>,
     next: Option<String>,
+    /// With `serve --calibration`: the probability that it answers the question (null for an
+    /// answer the reranker did not score).
+    probability: Option<f64>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -865,3 +865,79 @@ async fn openapi_json_documents_every_route_with_its_types() {
     let required = schemas["CohereRequest"]["required"].as_array().unwrap();
     assert!(required.contains(&"query".into()) && required.contains(&"documents".into()));
 }
+
+#[tokio::test]
+async fn a_calibration_turns_scores_into_probabilities_and_abstains() {
+    use ansel_answer::calibration::Calibration;
+    let calibrated = |dir: &std::path::Path, abstain_below: f64| {
+        let wo_rr = ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap();
+        let calibration = Calibration {
+            model: "wo-rr".into(),
+            platt: ansel_answer::calibration::Platt { a: 2.0, b: -1.0 },
+            abstain_below,
+            fitted_on: vec![],
+            dev: serde_json::json!({}),
+        };
+        AppState::calibrated(
+            bee_answerer(dir, wo_rr),
+            Limits::default(),
+            Security::default(),
+            Some(calibration),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state = calibrated(dir.path(), 0.0);
+    let texts = r#""texts": ["A worker bee lives six weeks.", "Paris is in France."]"#;
+    let raw = json(
+        &call(
+            &state,
+            "POST",
+            "/rerank",
+            &format!(
+                r#"{{"query": "How long does a worker bee live?", {texts}, "raw_scores": true}}"#
+            ),
+        )
+        .await
+        .1,
+    );
+    let probs = json(
+        &call(
+            &state,
+            "POST",
+            "/rerank",
+            &format!(r#"{{"query": "How long does a worker bee live?", {texts}}}"#),
+        )
+        .await
+        .1,
+    );
+    for (r, p) in raw
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(probs.as_array().unwrap())
+    {
+        assert_eq!(r["index"], p["index"]);
+        let s = r["score"].as_f64().unwrap();
+        let expected = 1.0 / (1.0 + (-(2.0 * s - 1.0)).exp());
+        assert!(
+            (p["score"].as_f64().unwrap() - expected).abs() < 1e-5,
+            "{raw} {probs}"
+        );
+    }
+    let question = r#"{"question": "How long does a worker bee live?", "top_k": 2}"#;
+    let (status, text) = call(&state, "POST", "/ask", question).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let reply = json(&text);
+    assert_eq!(reply["answered"], true, "{reply}");
+    assert!(
+        reply["answers"][0]["probability"].as_f64().unwrap() > 0.0,
+        "{reply}"
+    );
+    // A threshold above 1 is never reached: the same answers come back, marked unanswered.
+    let dir = tempfile::tempdir().unwrap();
+    let state = calibrated(dir.path(), 1.5);
+    let reply = json(&call(&state, "POST", "/ask", question).await.1);
+    assert_eq!(reply["answered"], false, "{reply}");
+    assert_eq!(reply["abstain_below"], 1.5);
+    assert_eq!(reply["answers"].as_array().unwrap().len(), 2, "{reply}");
+}

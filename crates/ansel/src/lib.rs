@@ -6,7 +6,7 @@
 //! probabilities and decides when not to answer.
 
 pub mod answering;
-pub mod calibration;
+pub use ansel_answer::calibration;
 #[cfg(feature = "torch")]
 pub mod cassie;
 pub mod cli;

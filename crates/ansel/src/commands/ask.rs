@@ -64,27 +64,21 @@ pub fn run(args: AskArgs) -> Result<()> {
         Some(model) => extract(model, &answers)?,
         None => Vec::new(),
     };
-    let judged = calibration
-        .as_ref()
-        .map(|c| (c.judge(&answers), c.abstain_below));
     if args.json {
         let mut value = serde_json::to_value(&answers)?;
         if let Some(list) = value.get_mut("answers").and_then(|a| a.as_array_mut()) {
             for (answer, span) in list.iter_mut().zip(&extracted) {
                 answer["extracted"] = serde_json::json!(span);
             }
-            if let Some((judged, _)) = &judged {
-                for (answer, p) in list.iter_mut().zip(&judged.probabilities) {
-                    answer["probability"] = serde_json::json!(p);
-                }
-            }
         }
-        if let Some((judged, threshold)) = &judged {
-            value["answered"] = serde_json::json!(judged.answered);
-            value["abstain_below"] = serde_json::json!(threshold);
+        if let Some(calibration) = &calibration {
+            calibration.annotate(&mut value, &answers);
         }
         println!("{}", serde_json::to_string(&value)?);
     } else {
+        let judged = calibration
+            .as_ref()
+            .map(|c| (c.judge(&answers), c.abstain_below));
         print!("{}", render(&answers, &extracted, judged.as_ref()));
     }
     Ok(())

@@ -1,4 +1,5 @@
 use super::cascade::CascadeArgs;
+use ansel::calibration::Calibration;
 use ansel_server::{AppState, ConnectionLimits, Limits, Security};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -68,6 +69,11 @@ pub struct ServeArgs {
     /// Milliseconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     #[arg(long, default_value_t = ConnectionLimits::default().grace.as_millis() as u64)]
     grace_ms: u64,
+    /// A calibration of `--model` (`ansel calibrate --out`): `/rerank`, `/v1|v2/rerank` and
+    /// `/ask` report its probability that a sentence answers, and `/ask` says `"answered": false`
+    /// when the best one is below its threshold.
+    #[arg(long)]
+    calibration: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -103,7 +109,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_connections: args.max_connections,
         grace: Duration::from_millis(args.grace_ms),
     };
-    let state = AppState::secured(answerer, limits, security);
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(|path| Calibration::read_for(path, &args.cascade.model))
+        .transpose()?;
+    let state = AppState::calibrated(answerer, limits, security, calibration);
     ansel_server::run(args.addr, state, connections, |addr| {
         // Scripts read this line to find a port picked with :0.
         println!("ansel serve: listening on http://{addr}");

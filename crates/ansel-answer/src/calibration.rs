@@ -1,8 +1,8 @@
 //! A model's calibration (`ansel calibrate --out`): its raw scores as probabilities, and the
 //! probability below which `ask` and `/ask` say that no sentence answers the question.
 
-use ansel_answer::{Answers, Stage};
-use ansel_eval::calibration::Platt;
+use crate::{Answers, Stage};
+pub use ansel_eval::calibration::Platt;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -69,6 +69,21 @@ impl Calibration {
             answered: best.is_some_and(|p| p >= self.abstain_below),
             probabilities,
         }
+    }
+}
+
+impl Calibration {
+    /// Adds the verdict to `answers` serialized (`reply`): each answer's `probability` (null for
+    /// answers the reranker did not score), `answered` and the threshold, `abstain_below`.
+    pub fn annotate(&self, reply: &mut serde_json::Value, answers: &Answers) {
+        let judged = self.judge(answers);
+        if let Some(list) = reply.get_mut("answers").and_then(|a| a.as_array_mut()) {
+            for (answer, p) in list.iter_mut().zip(&judged.probabilities) {
+                answer["probability"] = serde_json::json!(p);
+            }
+        }
+        reply["answered"] = serde_json::json!(judged.answered);
+        reply["abstain_below"] = serde_json::json!(self.abstain_below);
     }
 }
 
