@@ -35,8 +35,8 @@ out = ["# Reranker latency inside `ask`: 10 against 30 candidates\n",
        "Produced by `bash scripts/bench-rerank-latency.sh` (rows in `rerank-latency.jsonl`). `ansel eval-ask` over",
        "the 22 held-out SQuAD dev articles, the first n questions of `data/squad-sent/dev-ask.jsonl`; BM25 retrieves",
        "100 sentences and keeps K for the model; 2 threads on this 2-core machine. The settings alternate in one",
-       "session; ms are per question (median and p99 of one run), P@1 of the answer sentence. A model under",
-       "`runs/` is not committed (how it was made: [squad-transfer.md](squad-transfer.md)).\n",
+       "session; ms are per question (median and p99 of one run), P@1 of the answer sentence. How the models were",
+       "made and how they rank: [squad-transfer.md](squad-transfer.md).\n",
        "| model | K | n | date | P@1 | median ms | p99 ms | load avg before / after (? not recorded) |", "|---|---|---|---|---|---|---|---|"]
 for r in rows:
     out.append(f"| `{r['model']}` | {r['keep']} | {r['questions']} | {r['date']} | {r['P@1']:.2f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['load_before']} / {r.get('load_after', '?')} |")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU runs behind models/mpnet-base-squad-tanda-int8 and its MiniLM-L6 student
+# The GPU runs behind models/mpnet-base-squad-tanda-int8 and models/minilm-l6-mpnet-distilled-int8
 # (bench/cross_encoder_gpu.py: PyTorch + transformers on one GPU; the CPU route is
 # scripts/train-cross-encoder.sh). Steps:
 #   bash scripts/train-cross-encoder-gpu.sh data     # ansel JSON lines of every set read, into data/gpu
@@ -8,8 +8,8 @@
 #                                                    # into bench/teacher-logits (committed: 0.9 MB)
 #   bash scripts/train-cross-encoder-gpu.sh distill  # MiniLM-L6 taught by those logits (+ gold labels);
 #                                                    # (the trainer runs on a CPU too; not timed here)
-#   bash scripts/train-cross-encoder-gpu.sh ship     # int8 ONNX of both (ansel quantize): the MPNet
-#                                                    # model into models/, the student into runs/
+#   bash scripts/train-cross-encoder-gpu.sh ship     # int8 ONNX of both (ansel quantize) into models/
+#                                                    # (mpnet-base-squad-tanda-int8, minilm-l6-mpnet-distilled-int8)
 # The GPU steps need python3 with torch, transformers, tokenizers, safetensors and numpy. The run
 # of 2026-11-26 (H100, lent for 15 minutes) moved data and weights in 64 MB pieces by hand. TRANSFER_SECONDS
 # and ADAPT_SECONDS bound the phases (each stops at the step count its measured rate allows);
@@ -69,6 +69,6 @@ PY
       --freeze-word-embeddings --name minilm-l6-mpnet-distilled --out "${OUT_DIR:-$student}" "${@:2}" ;;
   ship)
     "$ansel" quantize --model "$tanda" --precision int8 --out models/mpnet-base-squad-tanda-int8
-    "$ansel" quantize --model "$student" --precision int8 --out runs/minilm-l6-mpnet-distilled-int8 ;;
+    "$ansel" quantize --model "$student" --precision int8 --out models/minilm-l6-mpnet-distilled-int8 ;;
   *) echo "usage: $0 data|tanda|teacher|distill|ship" >&2; exit 2 ;;
 esac
