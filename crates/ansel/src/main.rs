@@ -56,6 +56,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        end_quietly_on_closed_output();
+    }
     // Benchmarks set ANSEL_MALLOC_DEFAULTS=1 to measure what the tuning buys.
     if std::env::var_os("ANSEL_MALLOC_DEFAULTS").is_none() {
         ansel_torch::tune_allocator();
@@ -84,5 +87,16 @@ fn main() -> ExitCode {
             eprintln!("error: {}", describe(&err));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `ansel ... | head` ends when the reader has had enough, as other command-line tools do, instead
+/// of panicking in `println!` on the closed pipe: the default action of SIGPIPE, which Rust's
+/// runtime ignores. Not for `serve`, where a client that hangs up must not end the server.
+fn end_quietly_on_closed_output() {
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default action before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

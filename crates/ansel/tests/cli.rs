@@ -418,3 +418,40 @@ fn help_lists_user_commands_only() {
         assert!(!help.contains(lab), "{lab} listed:\n{help}");
     }
 }
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    // Enough queries that --per-query writes far more than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, run) = (dir.path().join("qrels"), dir.path().join("run"));
+    let (mut q, mut r) = (
+        std::fs::File::create(&qrels).unwrap(),
+        std::fs::File::create(&run).unwrap(),
+    );
+    for i in 0..5000 {
+        writeln!(q, "q{i} 0 d{i} 1").unwrap();
+        writeln!(r, "q{i} Q0 d{i} 1 1.0 t").unwrap();
+    }
+    drop((q, r));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ansel"))
+        .args(["eval-trec", "--trec-eval", "--per-query", "--qrels"])
+        .arg(&qrels)
+        .arg("--run")
+        .arg(&run)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is gone now: the rest of the output has nowhere to go.
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(first.starts_with("map"), "{first}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+}
