@@ -70,9 +70,7 @@ impl Calibration {
             probabilities,
         }
     }
-}
 
-impl Calibration {
     /// Adds the verdict to `answers` serialized (`reply`): each answer's `probability` (null for
     /// answers the reranker did not score), `answered` and the threshold, `abstain_below`.
     pub fn annotate(&self, reply: &mut serde_json::Value, answers: &Answers) {

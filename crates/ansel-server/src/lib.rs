@@ -35,7 +35,7 @@ pub use connections::ConnectionLimits;
 pub use guard::{Arrival, Security};
 pub use metrics::Metrics;
 
-use ansel_answer::calibration::Calibration;
+use ansel_answer::calibration::{Calibration, Platt};
 use ansel_answer::{AnswerError, Answerer, Answers, Ask};
 use ansel_data::{Candidate, Question};
 use ansel_model::ModelError;
@@ -638,10 +638,11 @@ impl AppState {
     /// the calibrated probability that the text answers the query when the server has a
     /// calibration, else the logistic function of the score, as TEI does.
     fn relevance(&self, score: f32) -> f32 {
-        match &self.calibration {
-            Some(calibration) => calibration.probability(score) as f32,
-            None => 1.0 / (1.0 + (-score).exp()),
-        }
+        let platt = self
+            .calibration
+            .as_ref()
+            .map_or(Platt::IDENTITY, |c| c.platt);
+        platt.probability(score) as f32
     }
 }
 
