@@ -1,7 +1,8 @@
 """The light wheel (no libtorch) in a fresh environment, run from outside the checkout
-(scripts/build-wheels.sh): the default model (the full build's: its efficient networks score
-with their native forward pass) and an int8 ONNX cross-encoder score as `ansel rank` does (ONNX
-Runtime 1.31.1 in both), and a libtorch cross-encoder is refused with a way out.
+(scripts/build-wheels.sh): the default model (the full build's: an int8 ONNX cross-encoder), the
+efficient networks (their native forward pass) and another int8 ONNX cross-encoder score as
+`ansel rank` does (ONNX Runtime 1.31.1 in both), and a libtorch cross-encoder is refused with a way
+out.
 
     python bench/wheel_check.py REPO ONNX_MODEL_DIR
 """
@@ -14,7 +15,7 @@ import ansel
 repo, onnx_model = sys.argv[1], sys.argv[2]
 assert "/site-packages/" in ansel.__file__, ansel.__file__
 r = ansel.Ranker()
-assert r.model == "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa", r.model
+assert r.model == "mpnet-base-squad-tanda-int8", r.model
 ranked = r.rank("How tall is the tower?", ["Grass is green.", "The tower is 330 metres tall."])
 assert ranked[0][0] == 1, ranked
 print("default model without libtorch:", r.model, ranked)
@@ -40,7 +41,9 @@ def largest_difference(ranker, spec):
     return worst
 
 
+efficient = "wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa"
 for name, ranker, spec in [("default model", r, r.model),
+                           ("efficient networks", ansel.Ranker(efficient), efficient),
                            ("int8 ONNX model", ansel.Ranker(onnx_model), onnx_model)]:
     worst = largest_difference(ranker, spec)
     assert worst < 1e-5, (name, worst)

@@ -1,80 +1,79 @@
 #!/usr/bin/env bash
-# Chooses the default models on measured evidence: ranking quality of the lexical, neural and fused
-# candidates on WikiQA and TrecQA (dev sets choose, test sets report), and the quality and latency of
-# `ansel ask` (30 reranked candidates) on the sample corpus.
-# Writes docs/results/default-model.{md,jsonl}. Needs ../shared/data.
+# Chooses the default models on measured evidence (docs/results/default-model.{md,jsonl}).
+# - rank/eval: models that score each (question, sentence) pair on its own, compared on the dev
+#   sets of docs/results/squad-transfer.jsonl (scripts/bench-squad-transfer.sh makes those rows);
+# - ask/serve: cascades (BM25 retrieves, a model prunes, a model reranks what is kept) run by
+#   `ansel eval-ask` with the dev questions of held-out SQuAD articles over two indexes: the 22
+#   held-out dev articles, and every SQuAD article (~100k sentences, where latency is measured);
+#   the chosen cascade is then reported on the test questions and the sample corpus, and (with its
+#   calibration, as `ask` uses it) on questions that the index cannot answer.
+# Rows already in the .jsonl are kept, so the script resumes; REPORT_ONLY=1 rewrites the page.
+# Latency rows want a quiet machine: stop other work (kill -STOP) while they run.
+# Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}
-cargo build --release -q -p ansel
 ansel=target/release/ansel
-out=docs/results
-models=(wo-rr idf-wo bm25 cosinenet-wikiqa compare-aggregate-wikiqa
-  wo-rr+compare-aggregate-wikiqa idf-wo+compare-aggregate-wikiqa bm25+compare-aggregate-wikiqa
-  idf-wo+cosinenet-wikiqa cosinenet-wikiqa+compare-aggregate-wikiqa
-  cosinenet-wikiqa-distilled cosinenet-wikiqa-distilled+compare-aggregate-wikiqa
-  wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa
-  idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa)
-ask_models=(idf-wo wo-rr cosinenet-wikiqa compare-aggregate-wikiqa
-  idf-wo+compare-aggregate-wikiqa wo-rr+compare-aggregate-wikiqa idf-wo+cosinenet-wikiqa
-  cosinenet-wikiqa-distilled idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa
-  wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa)
-model_args=()
-for m in "${models[@]}"; do model_args+=(--model "$m"); done
+rows=docs/results/default-model.jsonl
+touch "$rows"
+mpnet=mpnet-base-squad-tanda-int8
+student=minilm-l6-mpnet-distilled-int8
+former=idf-wo+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa
+# name|rerank model|prune model|keep|retrieve
+cascades=(
+  "former default|$former|bm25|30|100"
+  "idf-wo|idf-wo|bm25|30|100"
+  "student 30|$student|bm25|30|100"
+  "student 20|$student|bm25|20|100"
+  "MPNet 10|$mpnet|bm25|10|100"
+  "student 30 -> MPNet 2|$mpnet|$student|2|30"
+  "student 30 -> MPNet 3|$mpnet|$student|3|30"
+  "student 20 -> MPNet 3|$mpnet|$student|3|20"
+  "student 20 -> MPNet 2|$mpnet|$student|2|20"
+)
+# Cascades also run over every SQuAD article (latency at ~100k sentences) and on test.
+IFS='|' read -ra large <<<"${LARGE:-former default|idf-wo|student 30|student 20|student 30 -> MPNet 2|student 30 -> MPNet 3|student 20 -> MPNet 3|student 20 -> MPNet 2}"
+chosen=${CHOSEN:-student 20 -> MPNet 2}
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$ansel" index --index "$work/index" examples/corpus >/dev/null 2>&1
+have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("set")==sys.argv[2] and json.loads(l).get("cascade")==sys.argv[3] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1" "$2"; }
+run_cascade() { # set-name index questions cascade-line
+  local set=$1 index=$2 questions=$3 name model prune keep retrieve
+  IFS='|' read -r name model prune keep retrieve <<<"$4"
+  have "$set" "$name" && return 0
+  echo "== $name on $set" >&2
+  "$ansel" eval-ask --index "$index" --questions "$questions" --model "$model" --prune-model "$prune" \
+    --keep "$keep" --retrieve "$retrieve" --json |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"set": sys.argv[1], "cascade": sys.argv[2], **r}))' "$set" "$name" >>"$rows"
+}
+cascade_line() { for c in "${cascades[@]}"; do [ "${c%%|*}" = "$1" ] && { echo "$c"; return; }; done; echo "no cascade named $1" >&2; exit 1; }
 
-{
-  for set in "WikiQA dev:wikiqa/WikiQA-dev.tsv:" "TrecQA dev-filtered:trecqa/jsonl/dev-filtered.jsonl:--clean" \
-    "WikiQA test:wikiqa/WikiQA-test.tsv:" "TrecQA test-filtered:trecqa/jsonl/test-filtered.jsonl:--clean"; do
-    IFS=: read -r name file clean <<<"$set"
-    # shellcheck disable=SC2086
-    "$ansel" eval --data "$data/$file" $clean "${model_args[@]}" --json | sed "s/^{/{\"set\":\"$name\",/"
+if [ -z "${REPORT_ONLY:-}" ]; then
+  [ -x "$ansel" ] || cargo build --release -q -p ansel
+  bash scripts/squad-sent-data.sh
+  if [ ! -d data/ask-index-large ]; then
+    python3 bench/ask_index_docs.py "$data/squad/train-v1.1.rebuilt.json.gz" "$data/wikiqa" >data/squad-sent/large-index-docs.jsonl
+    "$ansel" index --index data/ask-index-large data/squad-sent/large-index-docs.jsonl
+  fi
+  for c in "${cascades[@]}"; do
+    run_cascade "SQuAD dev, held-out articles" data/squad-index-dev data/squad-sent/dev-ask.jsonl "$c"
   done
-  for m in "${ask_models[@]}"; do
-    "$ansel" eval-ask --index "$work/index" --questions examples/corpus-questions.jsonl --model "$m" --json |
-      sed 's/^{/{"set":"sample corpus (ask)",/'
+  for name in "${large[@]}"; do
+    run_cascade "SQuAD dev, large index" data/ask-index-large data/squad-sent/dev-ask.jsonl "$(cascade_line "$name")"
   done
-} >"$out/default-model.jsonl"
-
-python3 - "$out/default-model.jsonl" >"$out/default-model.md" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-rank = [r for r in rows if "MAP" in r]
-ask = [r for r in rows if "p50_ms" in r]
-sets = ["WikiQA dev", "TrecQA dev-filtered", "WikiQA test", "TrecQA test-filtered"]
-by = {(r["set"], r["model"]): r for r in rank}
-models = list(dict.fromkeys(r["model"] for r in rank))
-print("# Choosing the default models\n")
-print("Produced by `bash scripts/bench-default-model.sh`; raw rows in `default-model.jsonl`. `a+b` is a")
-print("fusion: each model's scores standardised within the question, then summed (`ansel_model::Fusion`).")
-print("Neural models are the committed `models/cosinenet-wikiqa`, `models/cosinenet-wikiqa-distilled` and")
-print("`models/compare-aggregate-wikiqa`, trained on WikiQA only, so TrecQA (news, candidates from several")
-print("documents, no document order) is out of their domain. Dev sets choose; test sets report. Every neural")
-print("model kept its best WikiQA-dev epoch, and `cosinenet-wikiqa-distilled` is also the seed (of 3) with the")
-print("best WikiQA dev MAP, so its WikiQA dev numbers are optimistic; TrecQA dev is unbiased for all of them.\n")
-print("## Ranking given candidates (`rank`, `eval`): MAP / P@1\n")
-print("| model | " + " | ".join(sets) + " | mean dev MAP |")
-print("|---|" + "---|" * (len(sets) + 1))
-for m in models:
-    cells = []
-    for s in sets:
-        r = by.get((s, m))
-        cells.append(f"{r['MAP']:.4f} / {r['P@1']:.4f}" if r else "")
-    devs = [by[(s, m)]["MAP"] for s in sets[:2] if (s, m) in by]
-    print(f"| `{m}` | " + " | ".join(cells) + f" | {sum(devs)/len(devs):.4f} |")
-best = max(models, key=lambda m: sum(by[(s, m)]["MAP"] for s in sets[:2]))
-print(f"\nBest mean dev MAP: `{best}`.\n")
-print("## Answering from the sample corpus (`ask`): 28 questions, BM25 retrieves 100, `bm25` keeps 30, the model reranks them\n")
-print("Latency: end to end per question (retrieval, pruning, reranking 30 candidates), one question at a")
-print("time, median and 99th percentile, in the same run for every row; the machine (2 cores) is shared with")
-print("other work, so compare rows rather than absolute values. The questions were written with the corpus")
-print("and share many words with their answers, which flatters the lexical models.\n")
-print("| model | P@1 | MRR | found (top 10) | p50 ms | p99 ms |")
-print("|---|---|---|---|---|---|")
-for r in ask:
-    print(f"| `{r['model']}` | {r['P@1']:.4f} | {r['MRR']:.4f} | {r['found']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} |")
-PY
-cat "$out/default-model.md"
+  for name in "former default" "idf-wo" "student 30" "$chosen"; do
+    c=$(cascade_line "$name")
+    run_cascade "SQuAD test, held-out articles" data/squad-index-test data/squad-sent/test-ask.jsonl "$c"
+    run_cascade "SQuAD test, large index" data/ask-index-large data/squad-sent/test-ask.jsonl "$c"
+  done
+  # Unanswerable questions from our own corpora: the dev questions over the test articles' index
+  # (their answers are elsewhere), where the calibrated cascade should abstain.
+  run_cascade "SQuAD dev questions over the test articles (unanswerable)" data/squad-index-test \
+    data/squad-sent/dev-ask.jsonl "$(cascade_line "$chosen")"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  "$ansel" index --index "$work/index" examples/corpus >/dev/null 2>&1
+  for name in "former default" "idf-wo" "student 30" "$chosen"; do
+    run_cascade "sample corpus" "$work/index" examples/corpus-questions.jsonl "$(cascade_line "$name")"
+  done
+fi
+CHOSEN="$chosen" python3 scripts/default-model-report.py "$rows" docs/results/squad-transfer.jsonl docs/results/default-model.md

@@ -14,12 +14,14 @@ echo "== building ansel (release)"
 cargo build --release -q -p ansel
 
 echo "== main job: rank the sample questions with the default model and score the ranking"
-./target/release/ansel eval --data examples/sample-questions.jsonl --model wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa --model wo-rr --model bm25
+# mpnet-base-squad-tanda-int8 is rank's default (crates/ansel/src/models/mod.rs); the distilled student
+# is ask's first ranker; word overlap and BM25 are the lexical baselines.
+./target/release/ansel eval --data examples/sample-questions.jsonl --model mpnet-base-squad-tanda-int8 \
+  --model minilm-l6-mpnet-distilled-int8 --model wo-rr --model bm25
 if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then
   echo "== WikiQA test (found ../shared/data)"
   ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv \
-    --model wo-rr+cosinenet-wikiqa-distilled+compare-aggregate-wikiqa --model wo-rr+compare-aggregate-wikiqa \
-    --model cosinenet-wikiqa-distilled --model compare-aggregate-wikiqa --model wo-rr --model bm25
+    --model mpnet-base-squad-tanda-int8 --model minilm-l6-mpnet-distilled-int8 --model wo-rr --model bm25
 fi
 
 echo "== quick start: index the sample corpus and ask it two questions (default model)"

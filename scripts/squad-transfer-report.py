@@ -79,4 +79,7 @@ w("teacher's logit + BCE on the gold label; dev kept the distilled model over a 
 w("adaptation). Training: median pairs/s of the logged steps and wall-clock hours: one core beside")
 w("running benchmarks, except the two GPU models (one H100, bf16; their rate mixes the transfer and adapt")
 w("phases). An empty cell was not run yet; the script fills it (rows already measured are kept).")
+w("The ranking rows of the committed int8 models were scored as ansel scores int8 graphs now, one pair")
+w("at a time; their `(ask)` rows are older and had each question's pairs in batches of 32, which moves")
+w("a pair's score by up to 1.9 logits but MAP by under 0.01 ([int8-batching.md](int8-batching.md)).")
 write_atomic(out_path, "\n".join(out) + "\n")

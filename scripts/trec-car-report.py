@@ -129,7 +129,7 @@ if training:
     a, c = t["arguments"], t["config"]
     p(f"\nHyper-parameters: width n = {c['dim']} (frozen GloVe 6B 50d; {t['glove_known_words']:,} of {t['vocabulary']:,} words known, the others fixed random vectors),")
     p(f"{c['heads']} heads, {c['blocks']} blocks per encoder and decoder (the paper: 6, 300d), similarity module with {c['filters']} filters, kernels 1..{c['max_ngram']},")
-    p(f"{c['kmax']}-max pooling and an LSTM of width n; feature encoder width {c['feature_dim']}; Adam lr {a['lr']}, pairwise hinge loss (margin 1) on elu scores,")
+    p(f"{c['kmax']}-max pooling and an LSTM of width n; feature encoder width {c['feature_dim']}; Adam lr {a['lr']}, pairwise hinge loss (margin 1) on the score before its ELU (the ELU, monotone, saturates at -1 and passed -SIM no gradient),")
     p(f"{a['batch']} pairs per step, {a['steps']} steps per fold, paragraphs cut at {a['max_para']} words, BM25 top {a['depth']} re-ranked, seed {a['seed']}.")
     p("Each fold's `model.json` (beside its weights, not committed) records data, hyper-parameters, seed, test articles and losses;")
     p("`docs/results/trec-car/<model>.training.json` holds the run's summary.\n")

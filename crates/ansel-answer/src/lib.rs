@@ -3,8 +3,9 @@
 //! An [`Answerer`] runs a cascade over a [`SentenceIndex`]:
 //!
 //! 1. **retrieve**: BM25 (tantivy) picks `retrieve` sentences from the whole index;
-//! 2. **prune** (optional): a cheap [`Ranker`] keeps the best `keep` of them;
-//! 3. **rerank**: the strongest ranker orders what is left, in chunks of
+//! 2. **prune** (optional): a cheap [`Ranker`] orders them and sends the best `keep` on;
+//!    the others stay below, in its order;
+//! 3. **rerank**: the strongest ranker orders those `keep`, in chunks of
 //!    `rerank_chunk`, best-pruned first, until the time budget runs out (a
 //!    ranker that [reads the whole list](Ranker::reads_whole_list) gets it
 //!    in one piece).
@@ -35,7 +36,7 @@ pub enum AnswerError {
 pub struct Cascade {
     /// Sentences retrieved by BM25 per question.
     pub retrieve: usize,
-    /// The cheap model and how many candidates it keeps.
+    /// The cheap model and how many of its best candidates go on to the reranker.
     pub prune: Option<(Box<dyn Ranker>, usize)>,
     /// The model that orders the final candidates.
     pub rerank: Box<dyn Ranker>,
@@ -77,8 +78,8 @@ pub struct Answers {
     pub answers: Vec<Answer>,
     /// Sentences BM25 retrieved.
     pub retrieved: usize,
-    /// Sentences the reranker scored (fewer than those left after pruning when
-    /// the budget ran out).
+    /// Sentences the reranker scored (fewer than the pruner sent on when the
+    /// budget ran out).
     pub reranked: usize,
     pub elapsed_ms: f64,
 }
@@ -95,6 +96,8 @@ struct Pending {
     records: Vec<SentenceRecord>,
     /// Candidate order and the score/stage that produced it.
     order: Vec<(usize, f32, Stage)>,
+    /// How many of the first candidates of `order` the reranker is to score.
+    to_rerank: usize,
     deadline: Option<Instant>,
     reranked: usize,
 }
@@ -149,6 +152,7 @@ impl Answerer {
         };
         Ok(Pending {
             question,
+            to_rerank: records.len(),
             records,
             order,
             deadline: ask.budget.map(|b| start + b),
@@ -156,7 +160,7 @@ impl Answerer {
         })
     }
 
-    /// Keeps the `keep` best candidates of each question by the cheap model.
+    /// Orders each question's candidates by the cheap model and sends its `keep` best on.
     fn prune(&self, pending: &mut [(usize, Pending)]) -> Result<(), AnswerError> {
         let Some((model, keep)) = &self.cascade.prune else {
             return Ok(());
@@ -177,8 +181,8 @@ impl Answerer {
                 .map(|&(c, _, _)| (c, scores[c], Stage::Prune))
                 .collect();
             sort_by_score(&mut by_score);
-            by_score.truncate(*keep);
             *order = by_score;
+            pending[i].1.to_rerank = *keep;
         }
         Ok(())
     }
@@ -197,7 +201,7 @@ impl Answerer {
             let active: Vec<usize> = (0..pending.len())
                 .filter(|&i| {
                     let p = &pending[i].1;
-                    p.reranked < p.order.len() && p.deadline.is_none_or(|d| now < d)
+                    p.reranked < p.to_rerank && p.deadline.is_none_or(|d| now < d)
                 })
                 .collect();
             if active.is_empty() {
@@ -207,7 +211,7 @@ impl Answerer {
                 .iter()
                 .map(|&i| {
                     let p = &pending[i].1;
-                    let end = p.reranked.saturating_add(chunk).min(p.order.len());
+                    let end = p.reranked.saturating_add(chunk).min(p.to_rerank);
                     Question {
                         candidates: p.order[p.reranked..end]
                             .iter()
@@ -221,7 +225,7 @@ impl Answerer {
             for (&i, scores) in active.iter().zip(scores) {
                 let p = &mut pending[i].1;
                 let chunk_order =
-                    &p.order[p.reranked..p.reranked.saturating_add(chunk).min(p.order.len())];
+                    &p.order[p.reranked..p.reranked.saturating_add(chunk).min(p.to_rerank)];
                 check_score_count(self.cascade.rerank.as_ref(), &scores, chunk_order.len())?;
                 for (&(c, _, _), score) in chunk_order.iter().zip(scores) {
                     rescored[i].push((c, score, Stage::Rerank));

@@ -108,6 +108,23 @@ fn prune_keeps_the_best_and_rerank_orders_them_with_context() {
         .as_deref()
         .unwrap()
         .starts_with("Bees very"));
+
+    // The sentences the pruner did not send on still answer, below, in its order.
+    let all = answerer
+        .ask(&Ask {
+            top_k: 20,
+            ..ask("Do bees fly?", None)
+        })
+        .unwrap();
+    assert_eq!(all.answers.len(), 13);
+    let stages: Vec<Stage> = all.answers.iter().map(|a| a.stage).collect();
+    assert_eq!(stages[..4], [Stage::Rerank; 4]);
+    assert!(stages[4..].iter().all(|&s| s == Stage::Prune), "{stages:?}");
+    let lengths: Vec<usize> = all.answers[4..]
+        .iter()
+        .map(|a| a.sentence.text.len())
+        .collect();
+    assert!(lengths.windows(2).all(|w| w[0] >= w[1]), "{lengths:?}");
 }
 
 #[test]

@@ -18,6 +18,12 @@ pub enum IndexError {
     NotAnIndex(PathBuf),
     #[error("{}: holds other files but no ansel index; use a new or empty folder for the index", .0.display())]
     NotEmpty(PathBuf),
+    #[error("index {}: holds {has}s, not {asked}s; index {asked}s into a new folder", path.display())]
+    UnitMismatch {
+        path: PathBuf,
+        has: &'static str,
+        asked: &'static str,
+    },
     #[error("index {}: writing failed: {cause}; the documents committed before are kept and \
              {cleanup}", path.display())]
     WriteFailed {

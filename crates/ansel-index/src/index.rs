@@ -1,6 +1,6 @@
 //! The sentence index: one tantivy document per sentence, searched with BM25.
 
-use crate::sentences::sentence_texts;
+use crate::sentences::{unit_texts, Unit};
 use crate::{Document, IndexError, SentenceRecord};
 use std::path::{Path, PathBuf};
 use tantivy::collector::{Count, TopDocs};
@@ -15,6 +15,15 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 const TITLE_BOOST: f32 = 0.5;
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_MEMORY_BYTES: usize = 50_000_000;
+
+/// The file beside tantivy's that records what an index's records are (absent: sentences, as
+/// every index made before passages existed).
+const SETTINGS_FILE: &str = "ansel-index.json";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Settings {
+    unit: Unit,
+}
 
 /// Free space below which a failed write is put down to a full disk.
 const LOW_SPACE_BYTES: u64 = 2 * WRITER_MEMORY_BYTES as u64;
@@ -83,6 +92,7 @@ pub struct SentenceIndex {
     reader: IndexReader,
     fields: Fields,
     query_parser: QueryParser,
+    unit: Unit,
 }
 
 impl SentenceIndex {
@@ -105,6 +115,33 @@ impl SentenceIndex {
         Self::from_index(dir, index)
     }
 
+    /// Opens the index in `dir` as [`open_or_create`](Self::open_or_create) does, holding `unit`s:
+    /// a new (or still empty) index is set to hold them; one that holds the other unit is refused.
+    pub fn open_or_create_with(dir: &Path, unit: Unit) -> Result<SentenceIndex, IndexError> {
+        let mut index = Self::open_or_create(dir)?;
+        if index.unit == unit {
+            return Ok(index);
+        }
+        if index.stats()?.documents > 0 {
+            return Err(IndexError::UnitMismatch {
+                path: dir.to_path_buf(),
+                has: index.unit.name(),
+                asked: unit.name(),
+            });
+        }
+        let tmp = dir.join(format!(".{SETTINGS_FILE}.tmp"));
+        let json = serde_json::to_string(&Settings { unit }).expect("settings serialize");
+        std::fs::write(&tmp, json).map_err(|e| IndexError::io(&tmp, e))?;
+        std::fs::rename(&tmp, dir.join(SETTINGS_FILE)).map_err(|e| IndexError::io(dir, e))?;
+        index.unit = unit;
+        Ok(index)
+    }
+
+    /// What each record of this index is: a sentence or a passage.
+    pub fn unit(&self) -> Unit {
+        self.unit
+    }
+
     /// Opens an existing index; a folder without one is an error that says so.
     pub fn open(dir: &Path) -> Result<SentenceIndex, IndexError> {
         if !dir.join("meta.json").is_file() {
@@ -124,12 +161,23 @@ impl SentenceIndex {
             .map_err(|e| IndexError::tantivy(dir, e))?;
         let mut query_parser = QueryParser::for_index(&index, vec![fields.text, fields.title]);
         query_parser.set_field_boost(fields.title, TITLE_BOOST);
+        let settings = dir.join(SETTINGS_FILE);
+        let unit = match std::fs::read_to_string(&settings) {
+            Ok(text) => {
+                serde_json::from_str::<Settings>(&text)
+                    .map_err(|e| IndexError::malformed(&settings, e.line(), e.to_string()))?
+                    .unit
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Unit::Sentence,
+            Err(e) => return Err(IndexError::io(&settings, e)),
+        };
         Ok(SentenceIndex {
             dir: dir.to_path_buf(),
             index,
             reader,
             fields,
             query_parser,
+            unit,
         })
     }
 
@@ -144,6 +192,7 @@ impl SentenceIndex {
             index: self.index.clone(),
             fields: self.fields,
             dir: self.dir.clone(),
+            unit: self.unit,
         })
     }
 
@@ -256,28 +305,29 @@ pub struct SentenceWriter {
     index: Index,
     fields: Fields,
     dir: PathBuf,
+    unit: Unit,
 }
 
 impl SentenceWriter {
     /// Adds (or, when its id is already indexed, replaces) a document and
-    /// returns how many sentences it has.
+    /// returns how many records (sentences or passages) it has.
     pub fn add(&mut self, document: &Document) -> Result<usize, IndexError> {
-        let f = self.fields;
+        let (f, unit) = (self.fields, self.unit);
         let writer = self.live()?;
         writer.delete_term(Term::from_field_text(f.doc_id, &document.id));
-        // One sentence record at a time: a large document is not held three times over
+        // One record at a time: a large document is not held three times over
         // (text, previous, next) on top of the writer's own buffer.
-        let texts = sentence_texts(&document.text);
-        for (position, text) in texts.iter().enumerate() {
+        let texts = unit_texts(document, unit);
+        for (position, (title, text)) in texts.iter().enumerate() {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.doc_id, &document.id);
-            doc.add_text(f.title, &document.title);
+            doc.add_text(f.title, title);
             doc.add_u64(f.position, position as u64);
             doc.add_text(f.text, text);
-            if let Some(prev) = position.checked_sub(1).map(|p| &texts[p]) {
+            if let Some((_, prev)) = position.checked_sub(1).map(|p| &texts[p]) {
                 doc.add_text(f.prev, prev);
             }
-            if let Some(next) = texts.get(position + 1) {
+            if let Some((_, next)) = texts.get(position + 1) {
                 doc.add_text(f.next, next);
             }
             if let Err(e) = writer.add_document(doc) {
@@ -420,6 +470,46 @@ mod tests {
             index.search("text", 5).unwrap()[0].sentence.text,
             "New text."
         );
+    }
+
+    #[test]
+    fn a_passage_index_keeps_paragraphs_with_their_heading_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = SentenceIndex::open_or_create_with(dir.path(), Unit::Passage).unwrap();
+        let mut writer = index.writer().unwrap();
+        let text = "Bees are insects.\n\n## Hives\n\nBees live in hives. A hive holds wax.\n\n\
+                    ## The queen\n\nThe queen lays all the eggs.";
+        assert_eq!(writer.add(&doc("bees", "Bees", text)).unwrap(), 3);
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let top = &index.search("Who lays the eggs?", 3).unwrap()[0].sentence;
+        assert_eq!(top.text, "The queen lays all the eggs.");
+        assert_eq!(top.title, "Bees › The queen");
+        assert_eq!(
+            top.prev.as_deref(),
+            Some("Bees live in hives. A hive holds wax.")
+        );
+        assert_eq!((top.position, top.next.as_deref()), (2, None));
+        // Heading words find the passage under them (the title field is searched too).
+        let under_hives = &index.search("hives", 1).unwrap()[0].sentence;
+        assert_eq!(under_hives.title, "Bees › Hives");
+        drop(writer);
+        drop(index);
+        let reopened = SentenceIndex::open(dir.path()).unwrap();
+        assert_eq!(reopened.unit(), Unit::Passage);
+        let err = SentenceIndex::open_or_create_with(dir.path(), Unit::Sentence)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("holds passages, not sentences"), "{err}");
+        // An empty index may still change its unit; an old index (no settings file) holds sentences.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            SentenceIndex::open_or_create(empty.path()).unwrap().unit(),
+            Unit::Sentence
+        );
+        let passages = SentenceIndex::open_or_create_with(empty.path(), Unit::Passage).unwrap();
+        assert_eq!(passages.unit(), Unit::Passage);
     }
 
     #[test]

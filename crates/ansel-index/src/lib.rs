@@ -3,7 +3,8 @@
 //! [`documents`] reads plain text, Markdown and JSON lines documents;
 //! [`document_sentences`] splits a document into the sentences answers are
 //! chosen from, each with its title, position and neighbours; and
-//! [`SentenceIndex`] keeps them in a tantivy index searched with BM25.
+//! [`SentenceIndex`] keeps them in a tantivy index searched with BM25; an index may hold
+//! passages (paragraphs under their heading paths) instead: [`Unit`].
 //! Commits are atomic: a crash while indexing loses only what was added
 //! since the last [`SentenceWriter::commit`].
 
@@ -15,4 +16,4 @@ mod sentences;
 pub use documents::Document;
 pub use error::IndexError;
 pub use index::{Hit, IndexStats, SentenceIndex, SentenceWriter};
-pub use sentences::{document_sentences, SentenceRecord};
+pub use sentences::{document_sentences, SentenceRecord, Unit, HEADING_SEPARATOR};

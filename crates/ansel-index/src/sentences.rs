@@ -34,6 +34,84 @@ pub fn document_sentences(document: &Document) -> Vec<SentenceRecord> {
         .collect()
 }
 
+/// What one record of an index holds: a sentence, or a passage (a paragraph: the text between
+/// blank lines or headings) whose title carries the headings above it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    #[default]
+    Sentence,
+    Passage,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Sentence => "sentence",
+            Unit::Passage => "passage",
+        }
+    }
+}
+
+/// The texts a document is indexed as, in order, each with the title it is shown and searched
+/// under: its sentences under the document's title, or its passages under the title followed by
+/// the Markdown headings they sit under (`Bees › Hives › The queen`), as TREC CAR and
+/// TRANS-CAPAR frame a passage by its article title and heading path.
+pub(crate) fn unit_texts(document: &Document, unit: Unit) -> Vec<(String, String)> {
+    match unit {
+        Unit::Sentence => sentence_texts(&document.text)
+            .into_iter()
+            .map(|text| (document.title.clone(), text))
+            .collect(),
+        Unit::Passage => passage_texts(&document.title, &document.text),
+    }
+}
+
+/// Separates a passage's title from the headings above it.
+pub const HEADING_SEPARATOR: &str = " › ";
+
+/// A document's passages with their heading paths (see [`unit_texts`]). A heading that repeats
+/// the document's title (a Markdown file's `# Title`) is not repeated in the path.
+fn passage_texts(title: &str, text: &str) -> Vec<(String, String)> {
+    let prose = without_code_and_tables(text);
+    let mut headings: Vec<(usize, String)> = Vec::new();
+    let mut passages = Vec::new();
+    let mut paragraph = String::new();
+    let mut flush = |paragraph: &mut String, headings: &[(usize, String)]| {
+        let sentences = sentence_texts(paragraph);
+        paragraph.clear();
+        if sentences.is_empty() {
+            return;
+        }
+        let path = std::iter::once(title)
+            .chain(headings.iter().map(|(_, h)| h.as_str()))
+            .collect::<Vec<_>>()
+            .join(HEADING_SEPARATOR);
+        passages.push((path, sentences.join(" ")));
+    };
+    for line in prose.lines() {
+        let trimmed = line.trim_start();
+        let level = trimmed.bytes().take_while(|&b| b == b'#').count();
+        if (1..=6).contains(&level) && trimmed[level..].starts_with([' ', '\t']) {
+            flush(&mut paragraph, &headings);
+            let heading = clean_sentence(trimmed[level..].trim_matches([' ', '\t', '#']));
+            headings.retain(|&(l, _)| l < level);
+            // A top heading that repeats the title (a Markdown file's `# Title`) adds nothing.
+            let repeats_title = headings.is_empty() && heading == title;
+            if !heading.is_empty() && !repeats_title {
+                headings.push((level, heading));
+            }
+        } else if trimmed.is_empty() {
+            flush(&mut paragraph, &headings);
+        } else {
+            paragraph.push_str(line);
+            paragraph.push('\n');
+        }
+    }
+    flush(&mut paragraph, &headings);
+    passages
+}
+
 /// The answerable sentences of a document's text, in order (see [`document_sentences`]).
 pub(crate) fn sentence_texts(text: &str) -> Vec<String> {
     let prose = without_code_and_tables(text);
@@ -179,6 +257,41 @@ mod tests {
         assert_eq!(records[0].prev, None);
         assert_eq!(records[2].next, None);
         assert!(records.iter().all(|r| r.doc_id == "d" && r.title == "T"));
+    }
+
+    #[test]
+    fn passages_are_paragraphs_under_their_heading_paths() {
+        let doc = Document {
+            id: "d".into(),
+            title: "Bees".into(),
+            text: "# Bees\n\nBees are insects. They fly.\n\n## Hives\nBees live in **hives**.\nA hive holds\nwax.\n\n\
+                   ### The queen\n\nThe queen lays eggs.\n\n```\ncode. here\n```\n\n## Honey\n\n- Honey is sweet.\n"
+                .into(),
+        };
+        let passages = unit_texts(&doc, Unit::Passage);
+        let titles: Vec<&str> = passages.iter().map(|(t, _)| t.as_str()).collect();
+        let texts: Vec<&str> = passages.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            titles,
+            vec![
+                "Bees",
+                "Bees › Hives",
+                "Bees › Hives › The queen",
+                "Bees › Honey"
+            ]
+        );
+        assert_eq!(
+            texts,
+            vec![
+                "Bees are insects. They fly.",
+                "Bees live in hives. A hive holds wax.",
+                "The queen lays eggs.",
+                "Honey is sweet.",
+            ]
+        );
+        let sentences = unit_texts(&doc, Unit::Sentence);
+        assert_eq!(sentences.len(), 6);
+        assert!(sentences.iter().all(|(t, _)| t == "Bees"));
     }
 
     #[test]

@@ -40,6 +40,9 @@ use std::sync::{Mutex, OnceLock};
 pub const KIND: &str = "cross-encoder-onnx";
 /// The graph's file in a converted model directory.
 pub const ONNX_FILE: &str = "model.onnx";
+/// Environment variable setting how many pairs of an int8 graph run together (default 1): more is
+/// faster for offline scoring, but then a pair's score depends slightly on the pairs beside it.
+pub const INT8_BATCH_ENV: &str = "ANSEL_INT8_BATCH";
 /// Environment variable naming `libonnxruntime.so` explicitly.
 pub const DYLIB_ENV: &str = "ORT_DYLIB_PATH";
 /// The script that fetches the library into `vendor/onnxruntime/lib`.
@@ -279,6 +282,16 @@ fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Environment variable that turns ONNX Runtime's spinning intra-op threads back on (`1`).
+pub const SPIN_ENV: &str = "ANSEL_ORT_SPIN";
+
+/// Whether idle intra-op threads spin. Off by default: a cascade runs two sessions one after the
+/// other, and the first one's spinning threads took the cores from the second (an MPNet rerank of
+/// 2 sentences after the student cost 130 ms instead of ~50; docs/results/default-model.md).
+fn spinning() -> bool {
+    std::env::var(SPIN_ENV).is_ok_and(|v| v == "1")
+}
+
 /// An ONNX Runtime session on `path` with `threads` intra-op threads and all graph
 /// optimisations (GELU/LayerNorm fusions, constant folding of the float16 casts).
 pub fn open_session(path: &Path, threads: usize) -> Result<Session> {
@@ -300,6 +313,8 @@ pub fn open_session(path: &Path, threads: usize) -> Result<Session> {
         .with_intra_threads(threads)
         .map_err(|e| err(e.to_string()))?
         .with_inter_threads(1)
+        .map_err(|e| err(e.to_string()))?
+        .with_intra_op_spinning(spinning())
         .map_err(|e| err(e.to_string()))?
         .commit_from_file(path)
         .map_err(|e| err(e.to_string()))
@@ -370,6 +385,8 @@ pub struct OnnxRanker {
     session: Mutex<Session>,
     tokenizer: PairTokenizer,
     encoder: CrossEncoderSettings,
+    /// Pairs run through the graph together.
+    batch_size: usize,
 }
 
 /// Where a cross-encoder exported to ONNX by other tools keeps its graph in `dir`:
@@ -384,12 +401,29 @@ impl OnnxRanker {
     /// Loads a directory written by [`convert`] (`ansel quantize`).
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxRanker> {
         let settings: OnnxSettings = card_settings(dir, card)?;
-        OnnxRanker::open(
+        let mut ranker = OnnxRanker::open(
             dir,
             &dir.join(ONNX_FILE),
             card.name.clone(),
             settings.encoder,
-        )
+        )?;
+        if settings.precision == Precision::Int8 {
+            // The int8 graph quantizes activations with one scale per tensor, so a pair batched
+            // with others would get a score that depends on them (by ~0.02 in the logit): one pair
+            // a run keeps every pair's score its own (docs/results/int8-batching.md).
+            ranker.batch_size = match std::env::var(INT8_BATCH_ENV) {
+                Err(_) => 1,
+                Ok(value) => value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| ModelError::Unsupported {
+                        model: card.name.clone(),
+                        message: format!("{INT8_BATCH_ENV}={value:?}: not a number of pairs >= 1"),
+                    })?,
+            };
+        }
+        Ok(ranker)
     }
 
     /// Loads a cross-encoder exported to ONNX by other tools (no ansel card): the graph at
@@ -449,6 +483,7 @@ impl OnnxRanker {
             name,
             session: Mutex::new(session),
             tokenizer,
+            batch_size: encoder.batch_size.max(1),
             encoder,
         })
     }
@@ -463,7 +498,7 @@ impl OnnxRanker {
         order.sort_by_key(|&i| items[i].len());
         let mut scores = vec![0f32; items.len()];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for chunk in order.chunks(self.encoder.batch_size.max(1)) {
+        for chunk in order.chunks(self.batch_size) {
             let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
             let values = run_batch(&mut session, &refs, self.tokenizer.pad)?;
             for (&i, v) in chunk.iter().zip(values) {
@@ -492,9 +527,9 @@ impl Ranker for OnnxRanker {
         Some(self.tokenizer.tokens(text, pair, special))
     }
 
-    /// Each question's pairs are batched among themselves: an int8 graph quantizes activations
-    /// with one scale per tensor, so a pair's score would otherwise depend on the other
-    /// questions scored beside it (another eval subset, or other requests batched by `serve`).
+    /// Each question's pairs are batched among themselves (an int8 graph's pairs one at a time):
+    /// an int8 graph quantizes activations with one scale per tensor, so a pair's score would
+    /// otherwise depend on the other pairs scored beside it.
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
         questions
             .iter()

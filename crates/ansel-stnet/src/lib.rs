@@ -382,11 +382,9 @@ fn train_fold(
             neg.push((q, b.para, b.features));
         }
         pos.extend(neg);
-        let s = net.score(&corpus.batch(&pos)).elu();
+        let s = net.score(&corpus.batch(&pos));
         let b = args.batch as i64;
-        let loss = (s.narrow(0, b, b) - s.narrow(0, 0, b) + 1.0)
-            .clamp_min(0.0)
-            .mean(None);
+        let loss = pairwise_hinge(&s.narrow(0, 0, b), &s.narrow(0, b, b));
         ansel_torch::zero_gradients(&params);
         loss.backward();
         ansel_torch::clip_gradients(&params, 5.0);
@@ -409,6 +407,14 @@ fn train_fold(
     }
     save(&mut state, &opt)?;
     Ok(state)
+}
+
+/// The paper's pairwise hinge, `max(0, 1 - phi(s, p+) + phi(s, p-))`, averaged over the pairs,
+/// taken on phi before its ELU: the ELU is monotone, so the ranking is the same, but a score
+/// saturated at -1 passes no gradient, and the -SIM variant started there and never left it
+/// (loss stuck at 1.0).
+fn pairwise_hinge(positive: &Tensor, negative: &Tensor) -> Tensor {
+    (negative - positive + 1.0).clamp_min(0.0).mean(None)
 }
 
 #[cfg(test)]
@@ -470,8 +476,8 @@ mod tests {
             let params = ansel_torch::trainable(&vs);
             let mut opt = ansel_torch::AdamW::new(&params);
             for step in 1..=40 {
-                let s = net.score(&batch).elu();
-                let loss = (s.get(1) - s.get(0) + 1.0).clamp_min(0.0);
+                let s = net.score(&batch);
+                let loss = pairwise_hinge(&s.narrow(0, 0, 1), &s.narrow(0, 1, 1));
                 ansel_torch::zero_gradients(&params);
                 loss.backward();
                 opt.step(&params, 1e-2, 0.0, step);

@@ -3,6 +3,7 @@
 //! package).
 
 use crate::models;
+use ansel_answer::calibration::Calibration;
 use ansel_answer::{Answerer, Cascade};
 use ansel_data::Question;
 use ansel_index::SentenceIndex;
@@ -13,11 +14,31 @@ use std::path::{Path, PathBuf};
 /// Candidates the reranker scores between two checks of the time budget.
 const RERANK_CHUNK: usize = 8;
 
-/// Candidates the pruning model keeps for the reranker, unless told otherwise.
-pub const DEFAULT_KEEP: usize = 30;
+/// Candidates the pruning model sends on to the reranker, unless told otherwise; chosen on dev
+/// with the default models under the latency bound (docs/results/default-model.md).
+pub const DEFAULT_KEEP: usize = 2;
 
 /// Sentences BM25 retrieves per question, unless told otherwise.
-pub const DEFAULT_RETRIEVE: usize = 100;
+pub const DEFAULT_RETRIEVE: usize = 20;
+
+/// The file in a model directory holding the model's own calibration (`ansel calibrate --out`).
+pub const CALIBRATION_FILE: &str = "calibration.json";
+
+/// The calibration of the answer model `model` that `ask`, `eval-ask` and `serve` use: the file
+/// given (`none`: no calibration; a file fitted for another model is refused), else the one the
+/// model's directory carries ([`CALIBRATION_FILE`]), else none.
+pub fn calibration_for(model: &str, file: Option<&Path>) -> Result<Option<Calibration>> {
+    match file {
+        Some(path) if path.as_os_str() == "none" => Ok(None),
+        Some(path) => Calibration::read_for(path, model).map(Some),
+        None => match models::model_dir(model) {
+            Ok(dir) if dir.join(CALIBRATION_FILE).is_file() => {
+                Calibration::read(&dir.join(CALIBRATION_FILE)).map(Some)
+            }
+            _ => Ok(None),
+        },
+    }
+}
 
 /// Which index to answer from and how the cascade ranks what it retrieves.
 #[derive(Debug, Clone)]
@@ -28,7 +49,7 @@ pub struct CascadeOptions {
     pub model: String,
     /// Cheap model that prunes the retrieved sentences first; `none` skips pruning.
     pub prune_model: String,
-    /// Candidates the pruning model keeps for the reranker.
+    /// Candidates the pruning model sends on to the reranker (the others stay below, in its order).
     pub keep: usize,
     /// Sentences BM25 retrieves from the index per question.
     pub retrieve: usize,

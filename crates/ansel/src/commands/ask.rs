@@ -1,5 +1,5 @@
 use super::cascade::CascadeArgs;
-use ansel::calibration::{Calibration, Judged};
+use ansel::calibration::Judged;
 use ansel_answer::{Answers, Ask};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -23,7 +23,8 @@ pub struct AskArgs {
     #[arg(long)]
     extract: Option<std::path::PathBuf>,
     /// A calibration of `--model` (`ansel calibrate --out`): print each reranked answer's
-    /// probability, and say "no answer found" when the best one is below its threshold.
+    /// probability, and say "no answer found" when the best one is below its threshold. By
+    /// default the model directory's own `calibration.json`, if it has one; `none` turns it off.
     #[arg(long)]
     calibration: Option<std::path::PathBuf>,
     /// The question (several words are joined with spaces).
@@ -49,11 +50,8 @@ pub fn run(args: AskArgs) -> Result<()> {
             "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"
         );
     }
-    let calibration = args
-        .calibration
-        .as_deref()
-        .map(|path| Calibration::read_for(path, &args.cascade.model))
-        .transpose()?;
+    let calibration =
+        ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let answerer = args.cascade.answerer()?;
     let answers = answerer.ask(&Ask {
         question,
@@ -79,7 +77,8 @@ pub fn run(args: AskArgs) -> Result<()> {
         let judged = calibration
             .as_ref()
             .map(|c| (c.judge(&answers), c.abstain_below));
-        print!("{}", render(&answers, &extracted, judged.as_ref()));
+        let unit = answerer.index.unit().name();
+        print!("{}", render(&answers, &extracted, judged.as_ref(), unit));
     }
     Ok(())
 }
@@ -122,6 +121,7 @@ fn render(
     answers: &Answers,
     extracted: &[Option<String>],
     judged: Option<&(Judged, f64)>,
+    unit: &str,
 ) -> String {
     let mut out = format!("Q: {}\n", answers.question);
     if answers.answers.is_empty() {
@@ -143,7 +143,7 @@ fn render(
             .map(|p| format!(" p={p:.2}"))
             .unwrap_or_default();
         out.push_str(&format!(
-            "\n{}. [{:.3}{probability}] {} ({}, sentence {})\n",
+            "\n{}. [{:.3}{probability}] {} ({}, {unit} {})\n",
             rank + 1,
             answer.score,
             s.title,
@@ -162,7 +162,7 @@ fn render(
         }
     }
     out.push_str(&format!(
-        "\n({} sentences retrieved, {} reranked, {:.1} ms)\n",
+        "\n({} {unit}s retrieved, {} reranked, {:.1} ms)\n",
         answers.retrieved, answers.reranked, answers.elapsed_ms
     ));
     out

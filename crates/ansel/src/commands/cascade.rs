@@ -14,10 +14,10 @@ pub struct CascadeArgs {
     /// Model that orders the final answers (any `--model` spec of `ansel eval`).
     #[arg(long, default_value = models::DEFAULT_ASK_MODEL)]
     pub model: String,
-    /// Cheap model that prunes the retrieved sentences first; `none` skips pruning.
+    /// Fast model that orders the retrieved sentences first; `none` skips pruning.
     #[arg(long, default_value = models::DEFAULT_PRUNE_MODEL)]
     pub prune_model: String,
-    /// Candidates the pruning model keeps for the reranker.
+    /// Candidates the pruning model sends on to the reranker; the others follow in its order.
     #[arg(long, default_value_t = DEFAULT_KEEP)]
     pub keep: usize,
     /// Sentences BM25 retrieves from the index per question.

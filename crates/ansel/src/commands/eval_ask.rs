@@ -18,6 +18,13 @@ pub struct EvalAskArgs {
     /// Answers looked at per question.
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// A calibration of `--model`, as `ask --calibration` (by default the model directory's own,
+    /// if any; `none`: no calibration): also count the questions answered, not abstained on.
+    #[arg(long)]
+    calibration: Option<PathBuf>,
+    /// Time budget for ranking each question, as `ask --budget-ms`.
+    #[arg(long)]
+    budget_ms: Option<u64>,
     /// Print one JSON object instead of a table row.
     #[arg(long)]
     json: bool,
@@ -27,6 +34,12 @@ pub struct EvalAskArgs {
 struct Report {
     model: String,
     prune_model: String,
+    retrieve: usize,
+    keep: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget_ms: Option<u64>,
+    /// Sentences in the index: what retrieval searched.
+    index_sentences: u64,
     questions: usize,
     #[serde(rename = "P@1")]
     precision_at_1: f64,
@@ -37,6 +50,12 @@ struct Report {
     found: usize,
     p50_ms: f64,
     p99_ms: f64,
+    /// With a calibration: the questions answered (the best reranked answer's probability
+    /// reaches the threshold), and how many of those have the answer first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answered: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answered_right: Option<usize>,
 }
 
 /// Asks every labelled question over the index, one at a time, and reports
@@ -48,6 +67,9 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
     }
     let labelled = read_labelled(&args.questions)?;
     let answerer = args.cascade.answerer()?;
+    let calibration =
+        ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
+    let (mut answered, mut answered_right) = (0, 0);
     let mut reciprocal_ranks = Vec::new();
     let mut millis = Vec::new();
     for item in &labelled {
@@ -55,7 +77,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         let answers = answerer.ask(&Ask {
             question: item.question.clone(),
             top_k: args.top,
-            budget: None,
+            budget: args.budget_ms.map(std::time::Duration::from_millis),
         })?;
         millis.push(start.elapsed().as_secs_f64() * 1e3);
         let rank = answers
@@ -63,18 +85,31 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             .iter()
             .position(|a| a.sentence.text.contains(&item.answer));
         reciprocal_ranks.push(rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)));
+        if calibration
+            .as_ref()
+            .is_some_and(|c| c.judge(&answers).answered)
+        {
+            answered += 1;
+            answered_right += usize::from(rank == Some(0));
+        }
     }
     millis.sort_by(f64::total_cmp);
     let n = labelled.len() as f64;
     let report = Report {
         model: args.cascade.model.clone(),
         prune_model: args.cascade.prune_model.clone(),
+        retrieve: args.cascade.retrieve,
+        keep: args.cascade.keep,
+        budget_ms: args.budget_ms,
+        index_sentences: answerer.index.stats()?.sentences,
         questions: labelled.len(),
         precision_at_1: reciprocal_ranks.iter().filter(|&&rr| rr == 1.0).count() as f64 / n,
         mrr: reciprocal_ranks.iter().sum::<f64>() / n,
         found: reciprocal_ranks.iter().filter(|&&rr| rr > 0.0).count(),
         p50_ms: percentile(&millis, 0.50),
         p99_ms: percentile(&millis, 0.99),
+        answered: calibration.is_some().then_some(answered),
+        answered_right: calibration.is_some().then_some(answered_right),
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

@@ -1,5 +1,4 @@
 use super::cascade::CascadeArgs;
-use ansel::calibration::Calibration;
 use ansel_server::{AppState, ConnectionLimits, Limits, Security};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -71,7 +70,8 @@ pub struct ServeArgs {
     grace_ms: u64,
     /// A calibration of `--model` (`ansel calibrate --out`): `/rerank`, `/v1|v2/rerank` and
     /// `/ask` report its probability that a sentence answers, and `/ask` says `"answered": false`
-    /// when the best one is below its threshold.
+    /// when the best one is below its threshold. By default the model directory's own
+    /// `calibration.json`, if it has one; `none` turns it off.
     #[arg(long)]
     calibration: Option<std::path::PathBuf>,
 }
@@ -109,11 +109,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_connections: args.max_connections,
         grace: Duration::from_millis(args.grace_ms),
     };
-    let calibration = args
-        .calibration
-        .as_deref()
-        .map(|path| Calibration::read_for(path, &args.cascade.model))
-        .transpose()?;
+    let calibration =
+        ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let state = AppState::calibrated(answerer, limits, security, calibration);
     ansel_server::run(args.addr, state, connections, |addr| {
         // Scripts read this line to find a port picked with :0.
