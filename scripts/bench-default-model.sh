@@ -65,6 +65,16 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     run_cascade "SQuAD test, held-out articles" data/squad-index-test data/squad-sent/test-ask.jsonl "$c"
     run_cascade "SQuAD test, large index" data/ask-index-large data/squad-sent/test-ask.jsonl "$c"
   done
+  # How often BM25's first K sentences hold the answer: the ceiling of every cascade retrieving K.
+  for index in data/squad-index-dev data/ask-index-large; do
+    for k in 20 30 100; do
+      set_name="BM25 recall@$k, SQuAD dev, ${index#data/}"
+      have "$set_name" "bm25" && continue
+      "$ansel" eval-ask --index "$index" --questions data/squad-sent/dev-ask.jsonl --model bm25 \
+        --prune-model none --retrieve "$k" --top "$k" --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"set": sys.argv[1], "cascade": "bm25", "recall_at": int(sys.argv[2]), **r}))' "$set_name" "$k" >>"$rows"
+    done
+  done
   # Unanswerable questions from our own corpora: the dev questions over the test articles' index
   # (their answers are elsewhere), where the calibrated cascade should abstain.
   run_cascade "SQuAD dev questions over the test articles (unanswerable)" data/squad-index-test \

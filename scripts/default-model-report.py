@@ -10,7 +10,9 @@ from reportlib import read_jsonl, write_atomic
 
 cascade_path, ranking_path, out_path = sys.argv[1:4]
 chosen = os.environ.get("CHOSEN", "")
-cascades = read_jsonl(cascade_path)
+rows = read_jsonl(cascade_path)
+recall = [r for r in rows if "recall_at" in r]
+cascades = [r for r in rows if "recall_at" not in r]
 ranking = {(r["set"], r["model"]): r for r in read_jsonl(ranking_path)}
 # The issue's bound (p50 <= 150 ms, p99 <= 400 ms on a 100k-sentence index), with 10% headroom on the
 # median: this machine is shared and noisy, and a default at the edge would cross it elsewhere.
@@ -114,6 +116,16 @@ if fast:
     w(f"\nRule: the best mean dev P@1 over the two indexes among the cascades within p50 <= {P50_MAX:.0f} ms (the")
     w(f"150 ms bound less 10% for this noisy machine) and p99 <= {P99_MAX:.0f} ms on the large index: **{best}**" + ("" if best == chosen else f" (the default is still `{chosen}`: rerun with CHOSEN)") + ".")
     w("It is the default of `ask`, `serve` and the Python `Index`.\n")
+
+if recall:
+    w("How often BM25's first K sentences hold the answer (a sentence containing the answer text), on the")
+    w("dev questions: the ceiling of any cascade that retrieves K.\n")
+    w("| index | " + " | ".join(f"recall@{k}" for k in sorted({r['recall_at'] for r in recall})) + " |")
+    w("|---|" + "---|" * len({r['recall_at'] for r in recall}))
+    for index in dict.fromkeys(r["set"].split(", ", 2)[2] for r in recall):
+        cells = [f"{r['found'] / r['questions']:.3f}" for r in sorted(recall, key=lambda r: r["recall_at"]) if r["set"].endswith(index)]
+        w(f"| `data/{index}` | " + " | ".join(cells) + " |")
+    w("")
 
 tests = [s for s in by_set if s.startswith("SQuAD test")]
 if tests:
