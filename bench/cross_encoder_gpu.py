@@ -287,8 +287,8 @@ def load_base(base, device):
 def write_card(args, summary, best):
     """ansel's model card (model.json) for the kept weights: kind cross-encoder, pair input."""
     kept = best["phases"]
-    train_data = [args.transfer] + ([dict(a.split("=", 1) for a in args.adapt)[best["name"]]]
-                                    if best["name"] != "transfer" else [])
+    train_data = ([args.transfer] if args.transfer else []) + (
+        [dict(a.split("=", 1) for a in args.adapt)[best["name"]]] if best["name"] != "transfer" else [])
     metrics = {}
     for name, m in best["dev"].items():
         if name == "mean MAP":
@@ -354,7 +354,8 @@ def main():
         return score_files(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--base", required=True, help="Hugging Face BERT or MPNet directory (config, tokenizer, weights)")
-    p.add_argument("--transfer", required=True, help="FILE[+FILE...]: transfer lists (ansel JSON lines)")
+    p.add_argument("--transfer", help="FILE[+FILE...]: transfer lists (ansel JSON lines); without it, "
+                   "each --adapt mix starts from the base (adapting alone, TANDA's FT baseline)")
     p.add_argument("--teacher", help="SCORES[+SCORES...]: .npy logits of a teacher, one per --transfer file")
     p.add_argument("--gold-weight", type=float, default=1.0, help="weight of the gold BCE when distilling")
     p.add_argument("--adapt", action="append", default=[],
@@ -391,7 +392,9 @@ def main():
 
     model_type = AutoConfig.from_pretrained(args.base).model_type
     enc = PairEncoder(os.path.join(args.base, "tokenizer.json"), args.max_len, model_type)
-    files = args.transfer.split("+")
+    if not args.transfer and not args.adapt:
+        sys.exit("nothing to train: give --transfer, --adapt or both")
+    files = args.transfer.split("+") if args.transfer else []
     teachers = args.teacher.split("+") if args.teacher else [None] * len(files)
     if len(teachers) != len(files):
         sys.exit(f"--teacher names {len(teachers)} score files for {len(files)} --transfer files")
@@ -412,7 +415,9 @@ def main():
     if args.freeze_word_embeddings:
         model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
     checkpoint = os.path.join(args.out, "transfer-checkpoint.safetensors")
-    if args.resume and os.path.exists(checkpoint):
+    if not args.transfer:
+        phases = []
+    elif args.resume and os.path.exists(checkpoint):
         # The transfer phase is the long one: a rerun with --resume starts at the adapt phases.
         model.load_state_dict(load_file(checkpoint, device=str(device)), strict=False)
         with open(checkpoint + ".json") as f:
@@ -427,8 +432,10 @@ def main():
         os.replace(checkpoint + ".tmp", checkpoint)
         with open(checkpoint + ".json", "w") as f:
             json.dump(phases[0], f)
-    best = {"name": "transfer", "dev": evaluate(model, devs, enc, device, amp), "phases": list(phases)}
-    log("dev", candidate="transfer", **best["dev"])
+    best = None
+    if args.transfer:
+        best = {"name": "transfer", "dev": evaluate(model, devs, enc, device, amp), "phases": list(phases)}
+        log("dev", candidate="transfer", **best["dev"])
     transferred = {k: v.detach().clone() for k, v in model.state_dict().items()}
     best_state = transferred
     for name, rows in adapts.items():
@@ -439,8 +446,8 @@ def main():
         phases.append(phase)
         dev = evaluate(model, devs, enc, device, amp)
         log("dev", candidate=name, **dev)
-        if dev["mean MAP"] > best["dev"]["mean MAP"]:
-            best = {"name": name, "dev": dev, "phases": [phases[0], phase]}
+        if best is None or dev["mean MAP"] > best["dev"]["mean MAP"]:
+            best = {"name": name, "dev": dev, "phases": ([phases[0]] if args.transfer else []) + [phase]}
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     # Round to fp16 as saved, so the reference logits are those of the weights ansel reads.

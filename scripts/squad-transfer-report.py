@@ -82,4 +82,48 @@ w("phases). An empty cell was not run yet; the script fills it (rows already mea
 w("The ranking rows of the committed int8 models were scored as ansel scores int8 graphs now, one pair")
 w("at a time; their `(ask)` rows are older and had each question's pairs in batches of 32, which moves")
 w("a pair's score by up to 1.9 logits but MAP by under 0.01 ([int8-batching.md](int8-batching.md)).")
+
+# TANDA against adapting alone (MPNet, GPU): the dev events of the run logs.
+ALONE = "docs/results/mpnet-adapt-alone"
+ALONE_RUNS = [("tanda-recipe", "TANDA's adapt recipe: lr 1e-5, batch 32, 45 s a mix"),
+              ("ft-2ep", "lr 2e-5, batch 32, 2 epochs or 120 s a mix"),
+              ("ft-2ep-full", "lr 2e-5, batch 32, 2 full epochs")]
+DEV_LOGGED = ["wikiqa-dev", "trecqa-dev-filtered", "squad-dev-x-500"]
+
+
+def dev_rows(log_path, label):
+    """(label, candidate, pairs trained in the candidate's last phase, dev MAPs, mean) per dev event."""
+    pairs, rows = {}, []
+    for e in read_jsonl(log_path):
+        if e["event"] == "step":
+            pairs[e["phase"]] = e["step"]
+        elif e["event"] == "dev":
+            phase = "transfer" if e["candidate"] == "transfer" else "adapt " + e["candidate"]
+            batch = 64 if phase == "transfer" else 32
+            rows.append((label, e["candidate"], pairs.get(phase, 0) * batch,
+                         [e[d]["MAP"] for d in DEV_LOGGED], e["mean MAP"]))
+    return rows
+
+
+alone = [r for name, label in ALONE_RUNS if os.path.exists(f"{ALONE}/{name}.train-log.jsonl")
+         for r in dev_rows(f"{ALONE}/{name}.train-log.jsonl", "alone: " + label)]
+if alone:
+    tanda = dev_rows("models/mpnet-base-squad-tanda-int8/train-log.jsonl", "TANDA (shipped run)")
+    w("\n## MPNet: TANDA against adapting alone (dev MAP)\n")
+    w("`bash scripts/train-cross-encoder-gpu.sh tanda` and `... adapt-alone` (one H100, bf16; the base's weights")
+    w("rounded to fp16 in both). The same adapt mixes, dev sets and trainer; \"alone\" starts each mix from")
+    w("all-mpnet-base-v2 itself instead of the SQuAD-sent transfer (TANDA's FT baseline). MAP as the trainer")
+    w("computes it in PyTorch (questions with a positive and a negative), so the absolute values differ slightly")
+    w("from ansel's int8 rows above. `pairs` counts the pairs of the candidate's last phase (the transfer")
+    w("before TANDA's adapt candidates saw 383k more). Logs and cards: `docs/results/mpnet-adapt-alone/`.\n")
+    w("| run | candidate | pairs | WikiQA dev | TrecQA dev-filtered | SQuAD-sent dev-x-500 | mean |")
+    w("|---|---|---|---|---|---|---|")
+    for label, cand, n, maps, mean in tanda + alone:
+        w(f"| {label} | {cand} | {n:,} | " + " | ".join(f"{m:.3f}" for m in maps) + f" | {mean:.3f} |")
+    best_alone = max(alone, key=lambda r: r[4])
+    best_tanda = max(tanda, key=lambda r: r[4])
+    w(f"\nBest by mean dev MAP: TANDA {best_tanda[4]:.3f} ({best_tanda[1]}) against {best_alone[4]:.3f} adapting")
+    w(f"alone ({best_alone[0][7:]}, {best_alone[1]}): the transfer step is worth "
+      f"{best_tanda[4] - best_alone[4]:+.3f} mean dev MAP, "
+      + ", ".join(f"{d} {best_tanda[3][i] - best_alone[3][i]:+.3f}" for i, d in enumerate(DEV_LOGGED)) + ".")
 write_atomic(out_path, "\n".join(out) + "\n")

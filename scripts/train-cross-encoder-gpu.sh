@@ -4,6 +4,7 @@
 # scripts/train-cross-encoder.sh). Steps:
 #   bash scripts/train-cross-encoder-gpu.sh data     # ansel JSON lines of every set read, into data/gpu
 #   bash scripts/train-cross-encoder-gpu.sh tanda    # MPNet: SQuAD-sent transfer, adapt mixes, best on dev
+#   bash scripts/train-cross-encoder-gpu.sh adapt-alone  # the same adapt mixes from the base alone (dev only)
 #   bash scripts/train-cross-encoder-gpu.sh teacher  # the MPNet model's logits for the training lists,
 #                                                    # into bench/teacher-logits (committed: 0.9 MB)
 #   bash scripts/train-cross-encoder-gpu.sh distill  # MiniLM-L6 taught by those logits (+ gold labels);
@@ -59,6 +60,21 @@ PY
       --adapt "wikiqa=$gpu/wikiqa-train.jsonl.gz" "${adapt[@]}" "${dev[@]}" \
       --transfer-seconds "${TRANSFER_SECONDS:-270}" --adapt-seconds "${ADAPT_SECONDS:-45}" \
       --freeze-word-embeddings --name mpnet-base-squad-tanda --out "${OUT_DIR:-$tanda}" "${@:2}" ;;
+  adapt-alone)
+    # TANDA's FT baseline, for the comparison on dev: each adapt mix trained from all-mpnet-base-v2
+    # itself, with no SQuAD transfer before it. Nothing is shipped; the logs and cards go to
+    # docs/results/mpnet-adapt-alone (squad-transfer.md's "adapting alone" table reads them).
+    [ -n "${BASE:-}" ] || bash scripts/fetch-mpnet.sh
+    alone() { # alone NAME ARGS...: one run into runs/mpnet-adapt-alone-NAME, its record committed
+      python3 bench/cross_encoder_gpu.py --base "${BASE:-vendor/models/all-mpnet-base-v2}" "${dev[@]}" \
+        --freeze-word-embeddings --name "mpnet-base-adapt-alone-$1" --out "runs/mpnet-adapt-alone-$1" "${@:2}"
+      mkdir -p docs/results/mpnet-adapt-alone
+      cp "runs/mpnet-adapt-alone-$1/train-log.jsonl" "docs/results/mpnet-adapt-alone/$1.train-log.jsonl"
+      cp "runs/mpnet-adapt-alone-$1/model.json" "docs/results/mpnet-adapt-alone/$1.model.json"
+    }
+    alone tanda-recipe --adapt "wikiqa=$gpu/wikiqa-train.jsonl.gz" "${adapt[@]}" --adapt-lr 1e-5 --adapt-seconds 45
+    alone ft-2ep --adapt "wikiqa=$gpu/wikiqa-train.jsonl.gz" "${adapt[@]}" --adapt-lr 2e-5 --adapt-epochs 2 --adapt-seconds 120
+    alone ft-2ep-full "${adapt[@]}" --adapt-lr 2e-5 --adapt-epochs 2 --adapt-seconds 240 ;;
   teacher)
     python3 bench/cross_encoder_gpu.py score "${TEACHER:-$tanda}" bench/teacher-logits ${train_sets//+/ } ;;
   distill)
@@ -70,5 +86,5 @@ PY
   ship)
     "$ansel" quantize --model "$tanda" --precision int8 --out models/mpnet-base-squad-tanda-int8
     "$ansel" quantize --model "$student" --precision int8 --out models/minilm-l6-mpnet-distilled-int8 ;;
-  *) echo "usage: $0 data|tanda|teacher|distill|ship" >&2; exit 2 ;;
+  *) echo "usage: $0 data|tanda|adapt-alone|teacher|distill|ship" >&2; exit 2 ;;
 esac
