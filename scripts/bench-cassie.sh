@@ -16,7 +16,7 @@
 # A run directory that is gone keeps the rows recorded in docs/results/cassie-e2e-eval.jsonl and
 # docs/results/cassie-e2e-runs.jsonl when it last existed.
 #
-#   bash scripts/bench-cassie.sh tanda-heads
+#   bash scripts/bench-cassie.sh tanda-heads | mpnet-heads
 # only (re)writes the "Heads over the full-TANDA cross-encoder" section: every frozen head over
 # models/minilm-l6-tanda-all-2ep plus its own logit, 3 seeds (a few minutes; features cached in
 # runs/cassie-cache-tanda-all-2ep). The full run writes both sections after its own.
@@ -77,21 +77,18 @@ end_to_end() {
   mv "$evals.tmp" "$evals"
   python3 scripts/cassie-e2e-report.py "$evals" docs/results/cassie-e2e-runs.jsonl "$out" "${e2e_rows[@]}"
 }
-# The frozen-encoder heads again, over the best cross-encoder (full TANDA, 2 epochs) instead of
-# minilm-l6-wikiqa, each adding the encoder's own logit (--residual: a context correction of the
-# strongest candidate-only model). Features cached in runs/cassie-cache-tanda-all-2ep.
-tanda_heads() {
-  local md=$work/tanda.md
-  "$lab" cassie-bench --base models/minilm-l6-tanda-all-2ep \
+# heads BASE CACHE TITLE INTRO: the frozen-encoder heads over another cross-encoder, each adding the
+# encoder's own logit (--residual: a context correction of the strongest candidate-only model), as
+# the section TITLE (INTRO its first paragraph). Features cached in CACHE.
+heads() {
+  local base=$1 cache=$2 title=$3 intro=$4 md=$work/heads.md
+  "$lab" cassie-bench --base "$base" \
     --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" --test "$data/WikiQA-test.tsv" \
-    --cache runs/cassie-cache-tanda-all-2ep --threads 1 --seeds "$seeds" --residual --out "$md" >/dev/null
+    --cache "$cache" --threads "${THREADS:-1}" --seeds "$seeds" --residual --out "$md" >/dev/null
   {
-    echo "## Heads over the full-TANDA cross-encoder (frozen, + its own logit)"
+    echo "$title"
     echo
-    echo "Written by \`bash scripts/bench-cassie.sh tanda-heads\`: the ablations above with"
-    echo "\`models/minilm-l6-tanda-all-2ep\` (the best cross-encoder; WikiQA test MAP 0.7951) as the frozen"
-    echo "encoder instead of \`minilm-l6-wikiqa\`, every head adding the encoder's logit (\`--residual\`), so"
-    echo "each row is the candidate-only TANDA model plus a learned correction from the context. Seeds $seeds."
+    echo "$intro Seeds $seeds."
     echo
     table "$md"
     table "$md" | python3 -c '
@@ -111,7 +108,34 @@ print(f"Full CASSIE against the candidate-only encoder it corrects: MAP {dmap:+.
     echo '```text'
     sed -n '/^## Runs/,/^```$/p' "$md" | sed -n '/^```text$/,/^```$/p' | sed '1d;$d'
     echo '```'
-  } | python3 scripts/md_section.py "$out" "## Heads over the full-TANDA cross-encoder"
+  } | python3 scripts/md_section.py "$out" "$title"
+}
+# The best MiniLM cross-encoder (full TANDA, 2 epochs) instead of minilm-l6-wikiqa.
+tanda_heads() {
+  heads models/minilm-l6-tanda-all-2ep runs/cassie-cache-tanda-all-2ep \
+    "## Heads over the full-TANDA cross-encoder (frozen, + its own logit)" \
+    "Written by \`bash scripts/bench-cassie.sh tanda-heads\`: the ablations above with
+\`models/minilm-l6-tanda-all-2ep\` (the best cross-encoder; WikiQA test MAP 0.7951) as the frozen
+encoder instead of \`minilm-l6-wikiqa\`, every head adding the encoder's logit (\`--residual\`), so
+each row is the candidate-only TANDA model plus a learned correction from the context."
+}
+# Issue 19: the same over the MPNet TANDA model. Only its int8 graph is kept, so the encoder is that
+# graph's weights multiplied back by their scales (bench/dequantize_onnx.py, fp32).
+mpnet_heads() {
+  local base=target/mpnet-tanda-dequantized venv=target/onnx-venv
+  if [ ! -f "$base/model.safetensors" ]; then
+    "$venv/bin/python" -c 'import numpy, onnx' 2>/dev/null \
+      || { python3 -m venv "$venv" && "$venv/bin/pip" install -q numpy==2.4.6 onnx==1.23.2; }
+    "$venv/bin/python" bench/dequantize_onnx.py models/mpnet-base-squad-tanda-int8 "$base"
+  fi
+  heads "$base" runs/cassie-cache-mpnet-tanda \
+    "## Heads over the MPNet TANDA cross-encoder (frozen, + its own logit)" \
+    "Written by \`bash scripts/bench-cassie.sh mpnet-heads\` (issue 19): the heads of the section above over
+the strongest cross-encoder here, \`mpnet-base-squad-tanda-int8\` (MPNet-base, SQuAD-sent transfer then
+WikiQA + TrecQA; 768-dimensional token states). Only its int8 ONNX graph is kept, so the frozen encoder
+is that graph's weights multiplied back by their scales, in fp32 (\`bench/dequantize_onnx.py\`): the
+\"candidate only\" row is that fp32 encoder's own logit, not the int8 graph's (whose WikiQA test MAP is
+in squad-transfer.md)."
 }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -119,6 +143,7 @@ table() { sed -n '/^| model |/,/^$/p' "$1"; }
 case "${1:-}" in
   end-to-end) end_to_end; exit 0 ;;
   tanda-heads) tanda_heads; exit 0 ;;
+  mpnet-heads) mpnet_heads; exit 0 ;;
 esac
 bench() {
   "$lab" cassie-bench --base models/minilm-l6-wikiqa \

@@ -379,6 +379,52 @@ pub fn run_arrays(
     Ok(logits.to_vec())
 }
 
+/// Pairs an int8 graph runs together: one by default. Such a graph quantizes activations with
+/// one scale per tensor, so a pair batched with others would get a score that depends on them
+/// (by up to 1.9 logits for MPNet): one pair a run keeps every pair's score its own
+/// (docs/results/int8-batching.md).
+fn int8_batch(model: &str) -> Result<usize> {
+    match std::env::var(INT8_BATCH_ENV) {
+        Err(_) => Ok(1),
+        Ok(value) => value
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| ModelError::Unsupported {
+                model: model.into(),
+                message: format!("{INT8_BATCH_ENV}={value:?}: not a number of pairs >= 1"),
+            }),
+    }
+}
+
+/// Operators that quantize activations at run time (ONNX Runtime's and optimum's int8 exports),
+/// whose output for a pair depends on the other pairs of its batch.
+const ACTIVATION_QUANTIZERS: [&str; 5] = [
+    "DynamicQuantizeMatMul",
+    "DynamicQuantizeLinear",
+    "MatMulInteger",
+    "QLinearMatMul",
+    "QuantizeLinear",
+];
+
+/// Whether the graph at `path` quantizes activations (a model exported elsewhere has no card to
+/// say so). Only the nodes' operator names are decoded; the weights are skipped.
+fn quantizes_activations(path: &Path) -> Result<bool> {
+    let bytes = std::fs::read(path).map_err(|e| ModelError::Format {
+        path: path.to_path_buf(),
+        message: format!("cannot read: {e}"),
+    })?;
+    let model = proto::ModelOps::decode(bytes.as_slice()).map_err(|e| ModelError::Format {
+        path: path.to_path_buf(),
+        message: format!("not an ONNX model: {e}"),
+    })?;
+    Ok(model
+        .graph
+        .iter()
+        .flat_map(|g| &g.node)
+        .any(|n| ACTIVATION_QUANTIZERS.contains(&n.op_type.as_str())))
+}
+
 /// A converted model directory served as a [`Ranker`].
 pub struct OnnxRanker {
     name: String,
@@ -408,22 +454,15 @@ impl OnnxRanker {
             settings.encoder,
         )?;
         if settings.precision == Precision::Int8 {
-            // The int8 graph quantizes activations with one scale per tensor, so a pair batched
-            // with others would get a score that depends on them (by ~0.02 in the logit): one pair
-            // a run keeps every pair's score its own (docs/results/int8-batching.md).
-            ranker.batch_size = match std::env::var(INT8_BATCH_ENV) {
-                Err(_) => 1,
-                Ok(value) => value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| ModelError::Unsupported {
-                        model: card.name.clone(),
-                        message: format!("{INT8_BATCH_ENV}={value:?}: not a number of pairs >= 1"),
-                    })?,
-            };
+            ranker.batch_size = int8_batch(&card.name)?;
         }
         Ok(ranker)
+    }
+
+    /// How many pairs run through the graph together: one for a graph that quantizes its
+    /// activations (unless [`INT8_BATCH_ENV`] says otherwise), else the card's batch size.
+    pub fn pairs_per_run(&self) -> usize {
+        self.batch_size
     }
 
     /// Loads a cross-encoder exported to ONNX by other tools (no ansel card): the graph at
@@ -437,7 +476,10 @@ impl OnnxRanker {
         })?;
         let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
         let encoder = CrossEncoderSettings::for_uncarded(&config);
-        let ranker = OnnxRanker::open(dir, &graph, ansel_bert::dir_name(dir), encoder)?;
+        let mut ranker = OnnxRanker::open(dir, &graph, ansel_bert::dir_name(dir), encoder)?;
+        if quantizes_activations(&graph)? {
+            ranker.batch_size = int8_batch(&ranker.name)?;
+        }
         {
             let session = ranker.session.lock().unwrap_or_else(|p| p.into_inner());
             let inputs: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();

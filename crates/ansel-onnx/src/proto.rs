@@ -152,3 +152,23 @@ pub struct Dimension {
     #[prost(string, optional, tag = "2")]
     pub dim_param: Option<String>,
 }
+
+/// A model read for its operators alone: the graph's nodes' `op_type`s (every other field,
+/// the weights included, is skipped while decoding).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ModelOps {
+    #[prost(message, optional, tag = "7")]
+    pub graph: Option<GraphOps>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GraphOps {
+    #[prost(message, repeated, tag = "1")]
+    pub node: Vec<NodeOp>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NodeOp {
+    #[prost(string, tag = "4")]
+    pub op_type: String,
+}

@@ -153,6 +153,35 @@ fn fp32_and_int8_graphs_score_like_the_tch_model() {
     );
 }
 
+/// A graph exported by other tools has no card to give its precision: an int8 one is known by
+/// its operators and scores each pair alone (so a pair's score is its own), an fp32 one batches.
+#[test]
+fn uncarded_int8_exports_score_pairs_one_at_a_time() {
+    let _guard = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tiny_cross_encoder(tmp.path());
+    for precision in [Precision::Int8, Precision::Fp32] {
+        let dir = tmp.path().join(format!("{precision:?}"));
+        convert(&src, &dir, precision, "tiny").unwrap();
+        let carded = load_onnx(&dir);
+        let expected = carded.score(&question()).unwrap();
+        std::fs::remove_file(dir.join("model.json")).unwrap();
+        let export = OnnxRanker::load_export(&dir).unwrap();
+        match precision {
+            Precision::Int8 => {
+                assert_eq!(carded.pairs_per_run(), 1);
+                assert_eq!(export.pairs_per_run(), 1);
+            }
+            Precision::Fp32 => assert!(export.pairs_per_run() > 1),
+        }
+        assert_eq!(
+            export.score(&question()).unwrap(),
+            expected,
+            "{precision:?}"
+        );
+    }
+}
+
 #[test]
 fn an_mpnet_graph_scores_like_the_tch_model() {
     // Relative position bias, positions counted after padding and no token types, in ONNX.
