@@ -1,7 +1,7 @@
 //! Every reader of `eval`/`rank`/`train` data: any bytes give questions or an error, never a
 //! panic; errors name the file.
 #![no_main]
-use ansel_data::Format;
+use ansel_data::{CqaTask, Format};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
@@ -14,6 +14,9 @@ fuzz_target!(|data: &[u8]| {
         Format::SelQa,
         Format::Squad,
         Format::Jsonl,
+        Format::SemEval(CqaTask::A),
+        Format::SemEval(CqaTask::B),
+        Format::SemEval(CqaTask::C),
     ] {
         if let Err(e) = format.parse(path, data) {
             assert!(e.to_string().contains("fuzz.input"), "{e}");

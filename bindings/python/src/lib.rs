@@ -177,13 +177,7 @@ impl Index {
         keep: usize,
         retrieve: usize,
     ) -> PyResult<Index> {
-        let options = CascadeOptions {
-            index: path,
-            model: model.into(),
-            prune_model: prune_model.into(),
-            keep,
-            retrieve,
-        };
+        let options = CascadeOptions::new(path, model, prune_model, keep, retrieve);
         options.check().map_err(to_py)?;
         let index = py
             .detach(|| SentenceIndex::open_or_create(&options.index))
@@ -267,6 +261,7 @@ impl Index {
                 question,
                 top_k,
                 budget: budget_ms.map(Duration::from_millis),
+                retriever: None,
             });
             *state = Some(State::Answering(answerer));
             answers.map_err(|e| to_py(e.into()))

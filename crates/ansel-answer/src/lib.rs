@@ -2,7 +2,8 @@
 //!
 //! An [`Answerer`] runs a cascade over a [`SentenceIndex`]:
 //!
-//! 1. **retrieve**: BM25 (tantivy) picks `retrieve` sentences from the whole index;
+//! 1. **retrieve**: a [`Retriever`] picks `retrieve` sentences from the whole index: BM25
+//!    (tantivy), the index's dense vectors, or both fused by reciprocal rank ([`retrieval`]);
 //! 2. **prune** (optional): a cheap [`Ranker`] orders them and sends the best `keep` on;
 //!    the others stay below, in its order;
 //! 3. **rerank**: the strongest ranker orders those `keep`, in chunks of
@@ -18,6 +19,9 @@
 //! when no sentence answers.
 
 pub mod calibration;
+pub mod retrieval;
+
+pub use retrieval::{Retrieval, Retriever};
 
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_index::{IndexError, SentenceIndex, SentenceRecord};
@@ -30,11 +34,17 @@ pub enum AnswerError {
     Index(#[from] IndexError),
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The question asked for a retriever that needs the index's encoder, and none is loaded.
+    #[error("the {} retriever needs the sentence encoder of the index's vectors, and this \
+             answerer has not loaded it", retriever.name())]
+    NoEncoder { retriever: Retrieval },
+    #[error("question encoder {model}: {message}")]
+    Encoder { model: String, message: String },
 }
 
 /// The ranking stages after retrieval and their sizes.
 pub struct Cascade {
-    /// Sentences retrieved by BM25 per question.
+    /// Sentences retrieved per question.
     pub retrieve: usize,
     /// The cheap model and how many of its best candidates go on to the reranker.
     pub prune: Option<(Box<dyn Ranker>, usize)>,
@@ -52,6 +62,8 @@ pub struct Ask {
     /// Time allowed from the start of the call; past it, reranking stops and
     /// the candidates not reranked keep their pruned order below the others.
     pub budget: Option<Duration>,
+    /// The retriever for this question; `None`: the answerer's default.
+    pub retriever: Option<Retrieval>,
 }
 
 /// Which stage's score placed an answer.
@@ -76,7 +88,9 @@ pub struct Answer {
 pub struct Answers {
     pub question: String,
     pub answers: Vec<Answer>,
-    /// Sentences BM25 retrieved.
+    /// The retriever that found the candidates.
+    pub retriever: Retrieval,
+    /// Sentences retrieved.
     pub retrieved: usize,
     /// Sentences the reranker scored (fewer than the pruner sent on when the
     /// budget ran out).
@@ -87,11 +101,15 @@ pub struct Answers {
 /// Answers questions over an index with a cascade.
 pub struct Answerer {
     pub index: SentenceIndex,
+    /// How candidates are found: BM25 unless the index has vectors and the retriever is set
+    /// to use them.
+    pub retriever: Retriever,
     pub cascade: Cascade,
 }
 
 /// A question's candidates as they move through the cascade.
 struct Pending {
+    retriever: Retrieval,
     question: Question,
     records: Vec<SentenceRecord>,
     /// Candidate order and the score/stage that produced it.
@@ -138,7 +156,10 @@ impl Answerer {
     }
 
     fn retrieve(&self, ask: &Ask, start: Instant) -> Result<Pending, AnswerError> {
-        let hits = self.index.search(&ask.question, self.cascade.retrieve)?;
+        let kind = ask.retriever.unwrap_or(self.retriever.default);
+        let hits =
+            self.retriever
+                .retrieve(&self.index, &ask.question, kind, self.cascade.retrieve)?;
         let order = hits
             .iter()
             .enumerate()
@@ -151,6 +172,7 @@ impl Answerer {
             candidates: records.iter().map(candidate).collect(),
         };
         Ok(Pending {
+            retriever: kind,
             question,
             to_rerank: records.len(),
             records,
@@ -297,6 +319,7 @@ fn finish(p: Pending, ask: &Ask, start: Instant) -> Answers {
     Answers {
         question: ask.question.clone(),
         answers,
+        retriever: p.retriever,
         retrieved: p.records.len(),
         reranked: p.reranked,
         elapsed_ms: start.elapsed().as_secs_f64() * 1e3,

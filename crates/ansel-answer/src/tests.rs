@@ -73,6 +73,7 @@ fn ask(question: &str, budget: Option<Duration>) -> Ask {
         question: question.into(),
         top_k: 3,
         budget,
+        retriever: None,
     }
 }
 
@@ -81,6 +82,7 @@ fn prune_keeps_the_best_and_rerank_orders_them_with_context() {
     let dir = tempfile::tempdir().unwrap();
     let answerer = Answerer {
         index: bee_index(dir.path()),
+        retriever: Retriever::bm25(),
         cascade: Cascade {
             retrieve: 20,
             prune: Some((Box::new(LengthRanker::new()), 4)),
@@ -145,6 +147,7 @@ fn questions_asked_together_are_scored_together() {
     }
     let answerer = Answerer {
         index: bee_index(dir.path()),
+        retriever: Retriever::bm25(),
         cascade: Cascade {
             retrieve: 5,
             prune: None,
@@ -167,6 +170,7 @@ fn a_spent_budget_skips_reranking_and_keeps_the_pruned_order() {
     let dir = tempfile::tempdir().unwrap();
     let answerer = Answerer {
         index: bee_index(dir.path()),
+        retriever: Retriever::bm25(),
         cascade: Cascade {
             retrieve: 20,
             prune: Some((Box::new(LengthRanker::new()), 5)),
@@ -198,6 +202,7 @@ fn a_model_returning_the_wrong_number_of_scores_is_an_error() {
     broken.extra_scores = 1;
     let answerer = Answerer {
         index: bee_index(dir.path()),
+        retriever: Retriever::bm25(),
         cascade: Cascade {
             retrieve: 5,
             prune: None,
@@ -208,6 +213,192 @@ fn a_model_returning_the_wrong_number_of_scores_is_an_error() {
     let err = answerer.ask(&ask("bees", None)).unwrap_err().to_string();
     assert!(
         err.contains("length: returned 6 scores for 5 candidates"),
+        "{err}"
+    );
+}
+
+/// A toy sentence encoder that knows a few synonyms: each word is a concept, and a paraphrase
+/// shares concepts with no words.
+struct SynonymEncoder;
+
+const CONCEPTS: [&[&str]; 4] = [
+    &["physician", "doctor", "paediatrician"],
+    &["kids", "children", "child"],
+    &["sweets", "candy"],
+    &["bees", "hives"],
+];
+
+impl ansel_index::Encoder for SynonymEncoder {
+    fn model(&self) -> &str {
+        "synonyms"
+    }
+
+    fn dim(&self) -> usize {
+        CONCEPTS.len() + 1
+    }
+
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut v = vec![0.0; self.dim()];
+                for word in text
+                    .to_lowercase()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let concept = CONCEPTS.iter().position(|c| c.contains(&word));
+                    // Words without a concept share the last component, lightly.
+                    v[concept.unwrap_or(CONCEPTS.len())] +=
+                        if concept.is_some() { 1.0 } else { 0.1 };
+                }
+                v
+            })
+            .collect())
+    }
+}
+
+/// An index with vectors where the answer to "Which physician looks after kids?" shares no word
+/// with it, and a sentence about sweets shares "kids".
+fn paraphrase_index(dir: &std::path::Path) -> SentenceIndex {
+    let index = SentenceIndex::open_or_create(dir).unwrap();
+    let mut writer = index
+        .dense_writer(std::sync::Arc::new(SynonymEncoder), None)
+        .unwrap();
+    for (id, text) in [
+        ("care", "A paediatrician is a doctor for children."),
+        ("shop", "Kids love sweets. The shop sells candy."),
+        ("farm", "Bees live in hives. Honey is sweet."),
+    ] {
+        writer
+            .add(&Document {
+                id: id.into(),
+                title: id.into(),
+                text: text.into(),
+            })
+            .unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    index
+}
+
+fn retrieved(answerer: &Answerer, kind: Retrieval) -> Vec<String> {
+    answerer
+        .ask(&Ask {
+            retriever: Some(kind),
+            top_k: 5,
+            // No time to rerank: the order and scores are the retriever's.
+            ..ask("Which physician looks after kids?", Some(Duration::ZERO))
+        })
+        .unwrap()
+        .answers
+        .into_iter()
+        .map(|a| a.sentence.text)
+        .collect()
+}
+
+#[test]
+fn dense_and_hybrid_retrieval_find_a_paraphrase_that_bm25_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = paraphrase_index(dir.path());
+    let encoder: std::sync::Arc<dyn ansel_index::Encoder> = std::sync::Arc::new(SynonymEncoder);
+    let retriever = Retriever::new(&index, Retrieval::Hybrid, Some(encoder), 100).unwrap();
+    let answerer = Answerer {
+        index,
+        retriever,
+        cascade: Cascade {
+            retrieve: 2,
+            prune: None,
+            rerank: ansel_lexical::from_spec("rr", &[]).unwrap().unwrap(),
+            rerank_chunk: 8,
+        },
+    };
+    let answer = "A paediatrician is a doctor for children.";
+    let bm25 = retrieved(&answerer, Retrieval::Bm25);
+    assert_eq!(
+        bm25,
+        ["Kids love sweets."],
+        "BM25 finds only the shared word"
+    );
+    let dense = retrieved(&answerer, Retrieval::Dense);
+    assert_eq!(dense[0], answer, "{dense:?}");
+    let hybrid = retrieved(&answerer, Retrieval::Hybrid);
+    assert!(hybrid.contains(&answer.to_string()), "{hybrid:?}");
+    // Reciprocal rank fusion: "Kids love sweets." is first for BM25 and second by vector
+    // (1/61 + 1/62), the answer first by vector only (1/61).
+    assert_eq!(hybrid, ["Kids love sweets.", answer]);
+    let answers = answerer
+        .ask(&ask(
+            "Which physician looks after kids?",
+            Some(Duration::ZERO),
+        ))
+        .unwrap();
+    assert_eq!(
+        answers.retriever,
+        Retrieval::Hybrid,
+        "the answerer's default"
+    );
+    assert!(answers.answers.iter().all(|a| a.stage == Stage::Retrieve));
+    let fused: Vec<f32> = answers.answers.iter().map(|a| a.score).collect();
+    assert!(
+        (fused[0] - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-6,
+        "{fused:?}"
+    );
+    assert!((fused[1] - 1.0 / 61.0).abs() < 1e-6, "{fused:?}");
+}
+
+#[test]
+fn dense_retrieval_over_an_index_without_vectors_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = bee_index(dir.path());
+    for kind in [Retrieval::Dense, Retrieval::Hybrid] {
+        let err = Retriever::new(&index, kind, None, 100).err().unwrap();
+        assert!(
+            err.to_string().contains("has no dense vectors")
+                && err.to_string().contains("ansel index --dense MODEL"),
+            "{err}"
+        );
+    }
+    // A BM25 answerer asked for dense retrieval refuses that question.
+    let answerer = Answerer {
+        index,
+        retriever: Retriever::bm25(),
+        cascade: Cascade {
+            retrieve: 5,
+            prune: None,
+            rerank: ansel_lexical::from_spec("wo", &[]).unwrap().unwrap(),
+            rerank_chunk: 8,
+        },
+    };
+    let err = answerer
+        .ask(&Ask {
+            retriever: Some(Retrieval::Dense),
+            ..ask("Do bees fly?", None)
+        })
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("has no dense vectors"), "{err}");
+    assert_eq!(
+        answerer.ask(&ask("Do bees fly?", None)).unwrap().retriever,
+        Retrieval::Bm25
+    );
+    // With vectors but no encoder loaded, the question is refused all the same, saying why.
+    let dense_dir = tempfile::tempdir().unwrap();
+    let answerer = Answerer {
+        index: paraphrase_index(dense_dir.path()),
+        ..answerer
+    };
+    let err = answerer
+        .ask(&Ask {
+            retriever: Some(Retrieval::Hybrid),
+            ..ask("Do bees fly?", None)
+        })
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("the hybrid retriever needs the sentence encoder"),
         "{err}"
     );
 }

@@ -273,6 +273,30 @@ impl BiEncoderRanker {
         &self.settings
     }
 
+    /// Mean-pooled vectors of `texts`, in order, without the cache (what indexing a large
+    /// corpus needs: memory stays one batch of activations and the vectors returned), computed
+    /// in batches of `batch_size`, shortest texts together.
+    pub fn encode_uncached(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let h = inner.model.encoder.config.hidden_size as usize;
+        let vectors = embed_texts(
+            &inner.model,
+            &self.tokenizer,
+            texts,
+            self.settings.max_len,
+            self.settings.batch_size,
+        )?;
+        let flat = Vec::<f32>::try_from(&vectors.to_kind(Kind::Float).contiguous().view([-1]))
+            .map_err(|e| ModelError::Backend(e.to_string()))?;
+        Ok(flat.chunks_exact(h.max(1)).map(<[f32]>::to_vec).collect())
+    }
+
+    /// Components of the vectors (the encoder's hidden size).
+    pub fn dim(&self) -> usize {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.model.encoder.config.hidden_size as usize
+    }
+
     /// Vectors `[n, hidden]` of `texts` (cached).
     pub fn vectors(&self, texts: &[&str]) -> Result<Tensor> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());

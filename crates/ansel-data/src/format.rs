@@ -1,3 +1,4 @@
+use crate::readers::semeval::{self, CqaTask};
 use crate::readers::{jsonl, selqa, squad, trecqa, wikiqa};
 use crate::{DataError, Question};
 use std::io::Read;
@@ -11,10 +12,13 @@ pub enum Format {
     SelQa,
     Squad,
     Jsonl,
+    /// SemEval-2016 Task 3 XML, read as the question lists of one subtask.
+    SemEval(CqaTask),
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 5] = ["wikiqa", "trecqa", "selqa", "squad", "jsonl"];
+    /// The format names of `--format` (`semeval` takes its subtask from `--task`).
+    pub const NAMES: [&'static str; 6] = ["wikiqa", "trecqa", "selqa", "squad", "jsonl", "semeval"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -23,6 +27,7 @@ impl Format {
             Format::SelQa => "selqa",
             Format::Squad => "squad",
             Format::Jsonl => "jsonl",
+            Format::SemEval(_) => "semeval",
         }
     }
 
@@ -33,6 +38,7 @@ impl Format {
             Format::SelQa => selqa::parse(path, bytes),
             Format::Squad => squad::parse(path, bytes),
             Format::Jsonl => jsonl::parse(path, bytes),
+            Format::SemEval(task) => semeval::parse(path, bytes, task),
         }
     }
 
@@ -88,7 +94,17 @@ impl Format {
 impl std::str::FromStr for Format {
     type Err = String;
 
+    /// A format name, or `semeval-a`, `semeval-b`, `semeval-c` for a SemEval subtask.
     fn from_str(s: &str) -> Result<Self, String> {
+        let lower = s.to_lowercase();
+        if let Some(task) = lower.strip_prefix("semeval-") {
+            return task.parse().map(Format::SemEval);
+        }
+        if lower == "semeval" {
+            return Err(
+                "format semeval needs a subtask: semeval-a, semeval-b or semeval-c (--task)".into(),
+            );
+        }
         [
             Format::WikiQa,
             Format::TrecQa,
@@ -123,13 +139,23 @@ pub fn read_path(path: &Path, format: Option<Format>) -> Result<Vec<Question>, D
         Some(f) => f,
         None => Format::guess(path, &bytes).ok_or_else(|| DataError::Unsupported {
             path: path.to_path_buf(),
-            message: format!(
-                "cannot tell the data format; pass --format ({})",
-                Format::NAMES.join("|")
-            ),
+            message: if looks_like_xml(&bytes) {
+                "XML data (SemEval-2016 Task 3?): pass --format semeval --task a|b|c".to_string()
+            } else {
+                format!(
+                    "cannot tell the data format; pass --format ({})",
+                    Format::NAMES.join("|")
+                )
+            },
         })?,
     };
     format.parse(path, &bytes)
+}
+
+/// Whether the content starts like an XML document (after a byte-order mark and blanks).
+pub fn looks_like_xml(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
 }
 
 /// The bytes of a data file (`-`: standard input), gunzipped when it is gzip.
@@ -204,6 +230,8 @@ mod tests {
             Some(Format::Jsonl)
         );
         assert_eq!(Format::guess(p, b"hello"), None);
+        assert_eq!(Format::guess(p, b"<?xml version=\"1.0\"?><xml/>"), None);
+        assert!(looks_like_xml(b"\n <?xml version=\"1.0\"?>") && !looks_like_xml(b"{}"));
         assert_eq!(
             Format::guess(Path::new("x.jsonl.gz"), b""),
             Some(Format::Jsonl)
@@ -223,6 +251,13 @@ mod tests {
         std::fs::write(&path, gz.finish().unwrap()).unwrap();
         let qs = read_path(&path, None).unwrap();
         assert_eq!((qs.len(), qs[0].positives()), (1, 1));
+        let xml = dir.path().join("cqa.xml");
+        std::fs::write(&xml, b"<xml></xml>").unwrap();
+        let err = read_path(&xml, None).unwrap_err().to_string();
+        assert!(err.contains("--format semeval --task"), "{err}");
+        assert!(read_path(&xml, Some(Format::SemEval(CqaTask::C)))
+            .unwrap()
+            .is_empty());
         let err = read_path(&dir.path().join("missing.tsv"), None).unwrap_err();
         assert!(err.to_string().contains("missing.tsv"), "{err}");
     }

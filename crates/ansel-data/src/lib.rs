@@ -12,6 +12,7 @@ pub mod readers;
 mod shuffle;
 
 pub use error::{DataError, Location};
-pub use format::{read_bytes, read_path, Format};
+pub use format::{looks_like_xml, read_bytes, read_path, Format};
 pub use model::{Candidate, DocContext, Question};
+pub use readers::semeval::CqaTask;
 pub use shuffle::{question_batches, shuffle_seeded, Packing};

@@ -31,6 +31,32 @@ pub enum IndexError {
         cause: String,
         cleanup: String,
     },
+    #[error("{}: {message}", path.display())]
+    Vectors { path: PathBuf, message: String },
+    #[error("index {}: has no dense vectors; the dense and hybrid retrievers need an index \
+             built with `ansel index --dense MODEL` (e.g. --dense minilm-l6-cosine) into a new \
+             folder", .0.display())]
+    NoVectors(PathBuf),
+    #[error("index {}: holds dense vectors of {model}, and documents added to it must be \
+             encoded too (`ansel index --dense {model}`)", path.display())]
+    VectorsNeedEncoder { path: PathBuf, model: String },
+    #[error("index {}: cannot add dense vectors: {why}; index the documents with --dense into a \
+             new folder", path.display())]
+    CannotAddVectors { path: PathBuf, why: String },
+    #[error("index {}: encoder {model}: {message}", path.display())]
+    Encoder {
+        path: PathBuf,
+        model: String,
+        message: String,
+    },
+    #[error("index {}: holds dense vectors of {index_model}, and {model} is another model ({why}); \
+             use {index_model}, or index into a new folder", path.display())]
+    EncoderMismatch {
+        path: PathBuf,
+        index_model: String,
+        model: String,
+        why: String,
+    },
     #[error("index {}: {source}", path.display())]
     Tantivy {
         path: PathBuf,

@@ -1,15 +1,20 @@
-//! The sentence index: one tantivy document per sentence, searched with BM25.
+//! The sentence index: one tantivy document per sentence, searched with BM25, and optionally
+//! a dense vector per sentence beside it ([`crate::dense`]).
 
+use crate::dense::{self, DenseSettings, DenseStore, Encoder, FileWriter, Query, VectorFormat};
 use crate::sentences::{unit_texts, Unit};
 use crate::{Document, IndexError, SentenceRecord};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{QueryParser, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, INDEXED, STORED,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
+};
 
 /// Title words count for less than sentence words when searching.
 const TITLE_BOOST: f32 = 0.5;
@@ -18,12 +23,52 @@ const WRITER_MEMORY_BYTES: usize = 50_000_000;
 
 /// The file beside tantivy's that records what an index's records are (absent: sentences, as
 /// every index made before passages existed).
-const SETTINGS_FILE: &str = "ansel-index.json";
+pub(crate) const SETTINGS_FILE: &str = "ansel-index.json";
 
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct Settings {
+    #[serde(default)]
     unit: Unit,
+    /// The dense vectors beside the index, when it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dense: Option<DenseSettings>,
 }
+
+impl Settings {
+    /// The settings of the index in `dir` as they are on disk now (none: an index made before
+    /// the file existed holds sentences).
+    fn read(dir: &Path) -> Result<Settings, IndexError> {
+        let path = dir.join(SETTINGS_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str::<Settings>(&text)
+                .map_err(|e| IndexError::malformed(&path, e.line(), e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+            Err(e) => Err(IndexError::io(&path, e)),
+        }
+    }
+
+    /// Replaces the file atomically (a temporary file renamed over it).
+    fn write(&self, dir: &Path) -> Result<(), IndexError> {
+        let tmp = dir.join(format!(".{SETTINGS_FILE}.tmp"));
+        let json = serde_json::to_string(self).expect("settings serialize");
+        let write = || -> std::io::Result<()> {
+            let mut file = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut file, json.as_bytes())?;
+            file.sync_all()
+        };
+        write().map_err(|e| IndexError::io(&tmp, e))?;
+        std::fs::rename(&tmp, dir.join(SETTINGS_FILE)).map_err(|e| IndexError::io(dir, e))?;
+        dense::sync_dir(dir);
+        Ok(())
+    }
+}
+
+/// The fast field holding each record's vector row (indexes made before dense vectors lack it).
+const ROW_FIELD: &str = "row";
+
+/// Units encoded together when indexing with vectors: enough to sort them by length into
+/// batches with little padding, few enough to keep memory small.
+const ENCODE_BATCH: usize = 512;
 
 /// Free space below which a failed write is put down to a full disk.
 const LOW_SPACE_BYTES: u64 = 2 * WRITER_MEMORY_BYTES as u64;
@@ -36,6 +81,8 @@ struct Fields {
     text: Field,
     prev: Field,
     next: Field,
+    /// Absent in indexes made before dense vectors.
+    row: Option<Field>,
 }
 
 impl Fields {
@@ -54,6 +101,7 @@ impl Fields {
         builder.add_text_field("text", stemmed);
         builder.add_text_field("prev", STORED);
         builder.add_text_field("next", STORED);
+        builder.add_u64_field(ROW_FIELD, FAST);
         builder.build()
     }
 
@@ -66,11 +114,13 @@ impl Fields {
             text: field("text")?,
             prev: field("prev")?,
             next: field("next")?,
+            row: schema.get_field(ROW_FIELD).ok(),
         })
     }
 }
 
-/// A sentence found by a search, with its BM25 score.
+/// A sentence found by a search, with its score (BM25, the cosine of its vector with the
+/// question's, or a fusion of ranks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub score: f32,
@@ -93,6 +143,7 @@ pub struct SentenceIndex {
     fields: Fields,
     query_parser: QueryParser,
     unit: Unit,
+    dense: Mutex<DenseStore>,
 }
 
 impl SentenceIndex {
@@ -110,8 +161,13 @@ impl SentenceIndex {
         }
         let directory = tantivy::directory::MmapDirectory::open(dir)
             .map_err(|e| IndexError::tantivy(dir, e.into()))?;
-        let index = Index::open_or_create(directory, Fields::schema())
-            .map_err(|e| IndexError::tantivy(dir, e))?;
+        // An existing index keeps its schema (one made before dense vectors has no `row`).
+        let index = if has_files {
+            Index::open(directory)
+        } else {
+            Index::create(directory, Fields::schema(), Default::default())
+        }
+        .map_err(|e| IndexError::tantivy(dir, e))?;
         Self::from_index(dir, index)
     }
 
@@ -129,10 +185,9 @@ impl SentenceIndex {
                 asked: unit.name(),
             });
         }
-        let tmp = dir.join(format!(".{SETTINGS_FILE}.tmp"));
-        let json = serde_json::to_string(&Settings { unit }).expect("settings serialize");
-        std::fs::write(&tmp, json).map_err(|e| IndexError::io(&tmp, e))?;
-        std::fs::rename(&tmp, dir.join(SETTINGS_FILE)).map_err(|e| IndexError::io(dir, e))?;
+        let mut settings = Settings::read(dir)?;
+        settings.unit = unit;
+        settings.write(dir)?;
         index.unit = unit;
         Ok(index)
     }
@@ -161,16 +216,7 @@ impl SentenceIndex {
             .map_err(|e| IndexError::tantivy(dir, e))?;
         let mut query_parser = QueryParser::for_index(&index, vec![fields.text, fields.title]);
         query_parser.set_field_boost(fields.title, TITLE_BOOST);
-        let settings = dir.join(SETTINGS_FILE);
-        let unit = match std::fs::read_to_string(&settings) {
-            Ok(text) => {
-                serde_json::from_str::<Settings>(&text)
-                    .map_err(|e| IndexError::malformed(&settings, e.line(), e.to_string()))?
-                    .unit
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Unit::Sentence,
-            Err(e) => return Err(IndexError::io(&settings, e)),
-        };
+        let unit = Settings::read(dir)?.unit;
         Ok(SentenceIndex {
             dir: dir.to_path_buf(),
             index,
@@ -178,22 +224,172 @@ impl SentenceIndex {
             fields,
             query_parser,
             unit,
+            dense: Mutex::new(DenseStore::default()),
         })
     }
 
-    /// A writer; only one may be open on an index at a time, across processes.
+    /// The folder the index lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What `ansel-index.json` records now about the index's dense vectors (`None`: it has none).
+    pub fn dense_settings(&self) -> Result<Option<DenseSettings>, IndexError> {
+        Ok(Settings::read(&self.dir)?.dense)
+    }
+
+    /// A writer; only one may be open on an index at a time, across processes. An index with
+    /// dense vectors is refused: its new records need vectors too ([`SentenceIndex::dense_writer`]).
     pub fn writer(&self) -> Result<SentenceWriter, IndexError> {
-        let writer = self
-            .index
+        let writer = self.tantivy_writer()?;
+        if let Some(dense) = Settings::read(&self.dir)?.dense {
+            return Err(IndexError::VectorsNeedEncoder {
+                path: self.dir.clone(),
+                model: dense.model,
+            });
+        }
+        Ok(self.writer_from(writer, None))
+    }
+
+    /// A writer that also stores each new record's vector, made by `encoder`. On an index without
+    /// vectors, only an empty one takes them (the vectors of records already there are not made
+    /// after the fact); it then stores them in `format` (default
+    /// [`dense::DEFAULT_FORMAT`]). On an index with vectors, `encoder` must be the model that made
+    /// them, and `format`, if given, the format they are in.
+    pub fn dense_writer(
+        &self,
+        encoder: Arc<dyn Encoder>,
+        format: Option<VectorFormat>,
+    ) -> Result<SentenceWriter, IndexError> {
+        if self.fields.row.is_none() {
+            return Err(IndexError::CannotAddVectors {
+                path: self.dir.clone(),
+                why: "it was made by an older ansel, without a place for vector rows".into(),
+            });
+        }
+        // The lock first: settings and leftover files are then this writer's alone.
+        let writer = self.tantivy_writer()?;
+        let mut settings = Settings::read(&self.dir)?;
+        let dense = match settings.dense.take() {
+            Some(dense) => {
+                dense.check_encoder(encoder.as_ref(), &self.dir)?;
+                if let Some(format) = format.filter(|&f| f != dense.format) {
+                    return Err(IndexError::CannotAddVectors {
+                        path: self.dir.clone(),
+                        why: format!(
+                            "it stores {} vectors, not {}",
+                            dense.format.name(),
+                            format.name()
+                        ),
+                    });
+                }
+                dense
+            }
+            None => {
+                let records = self.committed_records()?;
+                if records > 0 {
+                    return Err(IndexError::CannotAddVectors {
+                        path: self.dir.clone(),
+                        why: format!("it holds {records} {}s without vectors", self.unit.name()),
+                    });
+                }
+                let dense = DenseSettings::new(
+                    encoder.as_ref(),
+                    format.unwrap_or(dense::DEFAULT_FORMAT),
+                    &self.dir,
+                )?;
+                settings.dense = Some(dense.clone());
+                settings.write(&self.dir)?;
+                dense
+            }
+        };
+        remove_unlisted_vector_files(&self.dir, &dense)?;
+        Ok(self.writer_from(
+            writer,
+            Some(DenseWriter {
+                encoder,
+                next_row: dense.count,
+                settings: dense,
+                pending: Vec::new(),
+                file: None,
+            }),
+        ))
+    }
+
+    /// Stores the index's vectors in `format` instead, in one file: rewritten from the files
+    /// there (int8 vectors cannot be made f32 again, so that way is refused). Holds the writer
+    /// lock; the new file is listed (atomically) before the old ones are removed.
+    pub fn rewrite_vectors(&self, format: VectorFormat) -> Result<(), IndexError> {
+        let _lock = self.tantivy_writer()?;
+        let mut settings = Settings::read(&self.dir)?;
+        let Some(old) = settings.dense.clone() else {
+            return Err(IndexError::NoVectors(self.dir.clone()));
+        };
+        if old.format == format || old.format == VectorFormat::Int8 {
+            return Err(IndexError::CannotAddVectors {
+                path: self.dir.clone(),
+                why: format!(
+                    "its vectors are {}; they are rewritten from f32 or f16 into another format",
+                    old.format.name()
+                ),
+            });
+        }
+        let new = DenseSettings {
+            format,
+            files: Vec::new(),
+            ..old.clone()
+        };
+        let name = format!("vectors-{:010}-{}.vec", 0, format.name());
+        let mut file = FileWriter::create(&self.dir, &name, &new)?;
+        if let Err(e) = dense::for_each_row(&self.dir, &old, |row| file.push(row)) {
+            file.abandon();
+            return Err(e);
+        }
+        let entry = file.finish()?;
+        settings.dense = Some(DenseSettings {
+            files: vec![entry],
+            ..new
+        });
+        settings.write(&self.dir)?;
+        for entry in &old.files {
+            let _ = std::fs::remove_file(self.dir.join(&entry.file));
+        }
+        Ok(())
+    }
+
+    fn tantivy_writer(&self) -> Result<IndexWriter, IndexError> {
+        self.index
             .writer_with_num_threads(1, WRITER_MEMORY_BYTES)
-            .map_err(|e| IndexError::tantivy(&self.dir, e))?;
-        Ok(SentenceWriter {
+            .map_err(|e| IndexError::tantivy(&self.dir, e))
+    }
+
+    fn writer_from(&self, writer: IndexWriter, dense: Option<DenseWriter>) -> SentenceWriter {
+        SentenceWriter {
             writer: Some(writer),
             index: self.index.clone(),
             fields: self.fields,
             dir: self.dir.clone(),
             unit: self.unit,
-        })
+            dense,
+        }
+    }
+
+    /// Records in the index's last commit, whatever this reader has seen.
+    fn committed_records(&self) -> Result<u64, IndexError> {
+        let metas = self
+            .index
+            .searchable_segment_metas()
+            .map_err(|e| IndexError::tantivy(&self.dir, e))?;
+        Ok(metas.iter().map(|m| m.num_docs() as u64).sum())
+    }
+
+    /// What the last commit this reader has seen holds, searched and read consistently: the
+    /// records that [`Snapshot::bm25`] and [`Snapshot::dense`] find are those of one commit.
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot {
+            index: self,
+            searcher: self.reader.searcher(),
+        }
     }
 
     /// Makes the last commit visible to searches now rather than shortly after.
@@ -207,26 +403,9 @@ impl SentenceIndex {
     /// sentence, and with less weight its document title). Query syntax
     /// errors are ignored: a question is words, not a query language.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, IndexError> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let words = ansel_text::words(query).join(" ");
-        let (parsed, _ignored) = self.query_parser.parse_query_lenient(&words);
-        let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&parsed, &TopDocs::with_limit(limit).order_by_score())
-            .map_err(|e| IndexError::tantivy(&self.dir, e))?;
-        top.into_iter()
-            .map(|(score, address)| {
-                let doc: TantivyDocument = searcher
-                    .doc(address)
-                    .map_err(|e| IndexError::tantivy(&self.dir, e))?;
-                Ok(Hit {
-                    score,
-                    sentence: self.record(&doc),
-                })
-            })
-            .collect()
+        let snapshot = self.snapshot();
+        let found = snapshot.bm25(query, limit)?;
+        snapshot.hits(&found)
     }
 
     fn record(&self, doc: &TantivyDocument) -> SentenceRecord {
@@ -298,6 +477,115 @@ impl SentenceIndex {
     }
 }
 
+/// Deletes vector files (and temporary ones) that `dense` does not list: what a crash between
+/// writing a file and committing left.
+fn remove_unlisted_vector_files(dir: &Path, dense: &DenseSettings) -> Result<(), IndexError> {
+    for entry in std::fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))? {
+        let entry = entry.map_err(|e| IndexError::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if dense::is_vector_file(&name) && !dense.files.iter().any(|f| f.file == name) {
+            std::fs::remove_file(entry.path()).map_err(|e| IndexError::io(&entry.path(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A record found by a search of one [`Snapshot`], before its text is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub unit: UnitId,
+    pub score: f32,
+}
+
+/// A record of one [`Snapshot`] (the same record in another snapshot may have another id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnitId(DocAddress);
+
+/// One commit of an index, searched with BM25 or by vector and read.
+pub struct Snapshot<'a> {
+    index: &'a SentenceIndex,
+    searcher: Searcher,
+}
+
+impl Snapshot<'_> {
+    /// The `limit` records that best match `query` under BM25 (over the record, and with less
+    /// weight its title). Query syntax errors are ignored: a question is words, not a query
+    /// language.
+    pub fn bm25(&self, query: &str, limit: usize) -> Result<Vec<Scored>, IndexError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let index = self.index;
+        let words = ansel_text::words(query).join(" ");
+        let (parsed, _ignored) = index.query_parser.parse_query_lenient(&words);
+        let top = self
+            .searcher
+            .search(&parsed, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|e| IndexError::tantivy(&index.dir, e))?;
+        Ok(top
+            .into_iter()
+            .map(|(score, address)| Scored {
+                unit: UnitId(address),
+                score,
+            })
+            .collect())
+    }
+
+    /// The `limit` records whose vectors have the largest inner product (the cosine: vectors are
+    /// stored normalised) with `query`, a vector of the model that made the index's. An index
+    /// without vectors is [`IndexError::NoVectors`].
+    pub fn dense(&self, query: &[f32], limit: usize) -> Result<Vec<Scored>, IndexError> {
+        let view = self.dense_view()?;
+        Ok(view
+            .search(&Query::new(query), limit)
+            .into_iter()
+            .map(|(address, score)| Scored {
+                unit: UnitId(address),
+                score,
+            })
+            .collect())
+    }
+
+    /// Loads (once per commit) and checks the vectors this snapshot's records use: every
+    /// listed vector file is read and checked, and every record must have its vector.
+    pub fn check_vectors(&self) -> Result<(), IndexError> {
+        self.dense_view().map(|_| ())
+    }
+
+    fn dense_view(&self) -> Result<Arc<dense::DenseView>, IndexError> {
+        let index = self.index;
+        let mut store = index.dense.lock().unwrap_or_else(|p| p.into_inner());
+        let settings = || {
+            Settings::read(&index.dir)?
+                .dense
+                .ok_or_else(|| IndexError::NoVectors(index.dir.clone()))
+        };
+        let view = store.view(&index.dir, settings, &self.searcher, ROW_FIELD)?;
+        debug_assert_eq!(
+            view.generation(),
+            self.searcher.generation().generation_id()
+        );
+        Ok(view)
+    }
+
+    /// The records found, with their text and context, in the order given.
+    pub fn hits(&self, found: &[Scored]) -> Result<Vec<Hit>, IndexError> {
+        found
+            .iter()
+            .map(|s| {
+                let doc: TantivyDocument = self
+                    .searcher
+                    .doc(s.unit.0)
+                    .map_err(|e| IndexError::tantivy(&self.index.dir, e))?;
+                Ok(Hit {
+                    score: s.score,
+                    sentence: self.index.record(&doc),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Adds documents; nothing is durable or visible until [`SentenceWriter::commit`].
 pub struct SentenceWriter {
     /// `None` once a write failed: the writer was dropped and its leftovers removed.
@@ -306,6 +594,94 @@ pub struct SentenceWriter {
     fields: Fields,
     dir: PathBuf,
     unit: Unit,
+    /// Set when the index keeps vectors.
+    dense: Option<DenseWriter>,
+}
+
+/// The vectors of what a [`SentenceWriter`] adds: texts wait in `pending` until a batch is
+/// full, then their vectors go to this commit's file.
+struct DenseWriter {
+    encoder: Arc<dyn Encoder>,
+    /// As last committed.
+    settings: DenseSettings,
+    /// The row the next record gets.
+    next_row: u64,
+    pending: Vec<String>,
+    file: Option<FileWriter>,
+}
+
+impl DenseWriter {
+    /// Encodes the pending texts and appends their vectors to this commit's file.
+    fn flush(&mut self, dir: &Path) -> Result<(), IndexError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = self.pending.iter().map(String::as_str).collect();
+        let encoder_error = |message: String| IndexError::Encoder {
+            path: dir.to_path_buf(),
+            model: self.settings.model.clone(),
+            message,
+        };
+        let vectors = self.encoder.encode(&texts).map_err(encoder_error)?;
+        if vectors.len() != texts.len() {
+            return Err(encoder_error(format!(
+                "returned {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
+            )));
+        }
+        if self.file.is_none() {
+            let name = dense::file_name(self.settings.count);
+            self.file = Some(FileWriter::create(dir, &name, &self.settings)?);
+        }
+        let file = self.file.as_mut().expect("created above");
+        for mut v in vectors {
+            if v.len() != self.settings.dim {
+                return Err(encoder_error(format!(
+                    "returned a vector of {} components, not {}",
+                    v.len(),
+                    self.settings.dim
+                )));
+            }
+            dense::normalise(&mut v);
+            file.push(&v)?;
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Seals this commit's file and lists it in the settings (before tantivy commits: every
+    /// row a committed record uses is then in a listed file).
+    fn commit(&mut self, dir: &Path) -> Result<(), IndexError> {
+        self.flush(dir)?;
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        debug_assert_eq!(self.settings.count + file.rows(), self.next_row);
+        let entry = file.finish()?;
+        let mut settings = Settings::read(dir)?;
+        self.settings.count += entry.rows;
+        self.settings.files.push(entry);
+        settings.dense = Some(self.settings.clone());
+        settings.write(dir)
+    }
+
+    /// Drops what was not committed (the temporary file).
+    fn abandon(&mut self) {
+        self.pending.clear();
+        if let Some(file) = self.file.take() {
+            file.abandon();
+        }
+        self.next_row = self.settings.count;
+    }
+}
+
+impl Drop for SentenceWriter {
+    fn drop(&mut self) {
+        if let Some(dense) = self.dense.as_mut() {
+            dense.abandon();
+        }
+    }
 }
 
 impl SentenceWriter {
@@ -313,7 +689,7 @@ impl SentenceWriter {
     /// returns how many records (sentences or passages) it has.
     pub fn add(&mut self, document: &Document) -> Result<usize, IndexError> {
         let (f, unit) = (self.fields, self.unit);
-        let writer = self.live()?;
+        let writer = self.writer.as_mut().ok_or_else(dead_writer(&self.dir))?;
         writer.delete_term(Term::from_field_text(f.doc_id, &document.id));
         // One record at a time: a large document is not held three times over
         // (text, previous, next) on top of the writer's own buffer.
@@ -330,28 +706,53 @@ impl SentenceWriter {
             if let Some((_, next)) = texts.get(position + 1) {
                 doc.add_text(f.next, next);
             }
+            if let (Some(dense), Some(row)) = (self.dense.as_mut(), f.row) {
+                doc.add_u64(row, dense.next_row);
+                dense.next_row += 1;
+                dense.pending.push(text.clone());
+            }
             if let Err(e) = writer.add_document(doc) {
                 return Err(self.failed(e));
+            }
+        }
+        if let Some(dense) = self.dense.as_mut() {
+            if dense.pending.len() >= ENCODE_BATCH {
+                if let Err(e) = dense.flush(&self.dir) {
+                    return Err(self.failed_dense(e));
+                }
             }
         }
         Ok(texts.len())
     }
 
     /// Makes everything added so far durable and visible, atomically: a crash
-    /// before this returns leaves the index as it was at the previous commit.
+    /// before this returns leaves the index as it was at the previous commit. With vectors,
+    /// the last batch is encoded and the vector file written and listed before tantivy commits.
     pub fn commit(&mut self) -> Result<(), IndexError> {
+        self.live()?;
+        if let Some(dense) = self.dense.as_mut() {
+            if let Err(e) = dense.commit(&self.dir) {
+                return Err(self.failed_dense(e));
+            }
+        }
         match self.live()?.commit() {
             Ok(_) => Ok(()),
             Err(e) => Err(self.failed(e)),
         }
     }
 
+    /// After a failed encoding or vector write: drops the uncommitted records with their
+    /// vectors, so that records and vectors stay in step; the index stays as at its last commit.
+    fn failed_dense(&mut self, error: IndexError) -> IndexError {
+        drop(self.writer.take());
+        if let Some(dense) = self.dense.as_mut() {
+            dense.abandon();
+        }
+        error
+    }
+
     fn live(&mut self) -> Result<&mut IndexWriter, IndexError> {
-        self.writer.as_mut().ok_or_else(|| IndexError::WriteFailed {
-            path: self.dir.clone(),
-            cause: "an earlier write failed".into(),
-            cleanup: "this writer takes no more documents; open a new one".into(),
-        })
+        self.writer.as_mut().ok_or_else(dead_writer(&self.dir))
     }
 
     /// After a failed write (a full disk, most often): drops the writer, which tantivy has
@@ -360,6 +761,9 @@ impl SentenceWriter {
     /// writes again once the cause is gone.
     fn failed(&mut self, error: tantivy::TantivyError) -> IndexError {
         drop(self.writer.take());
+        if let Some(dense) = self.dense.as_mut() {
+            dense.abandon();
+        }
         // Tantivy's indexing thread reports an I/O error only as "writer killed": name the
         // likely cause when the disk is (nearly) full.
         let cause = match fs4::available_space(&self.dir) {
@@ -386,6 +790,15 @@ impl SentenceWriter {
         let writer: IndexWriter = self.index.writer_with_num_threads(1, WRITER_MEMORY_BYTES)?;
         let result = writer.garbage_collect_files().wait()?;
         Ok(result.deleted_files.len())
+    }
+}
+
+/// The error of a writer used after a failed write.
+fn dead_writer(dir: &Path) -> impl FnOnce() -> IndexError + '_ {
+    move || IndexError::WriteFailed {
+        path: dir.to_path_buf(),
+        cause: "an earlier write failed".into(),
+        cleanup: "this writer takes no more documents; open a new one".into(),
     }
 }
 

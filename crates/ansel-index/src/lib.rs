@@ -8,12 +8,17 @@
 //! Commits are atomic: a crash while indexing loses only what was added
 //! since the last [`SentenceWriter::commit`].
 
+pub mod dense;
 pub mod documents;
 mod error;
 mod index;
 mod sentences;
 
+#[cfg(test)]
+mod dense_tests;
+
+pub use dense::{DenseSettings, Encoder, VectorFormat};
 pub use documents::Document;
 pub use error::IndexError;
-pub use index::{Hit, IndexStats, SentenceIndex, SentenceWriter};
+pub use index::{Hit, IndexStats, Scored, SentenceIndex, SentenceWriter, Snapshot, UnitId};
 pub use sentences::{document_sentences, SentenceRecord, Unit, HEADING_SEPARATOR};

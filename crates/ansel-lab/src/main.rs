@@ -4,6 +4,7 @@
 
 mod bench_server;
 mod cassie_bench;
+mod dense_bench;
 mod eqag_latency;
 mod squad_sent;
 mod trec_car;
@@ -34,6 +35,10 @@ enum Command {
     EqagLatency(eqag_latency::LatencyArgs),
     /// TREC CAR paragraph retrieval for outline queries: BM25 runs, STNet cross-validation.
     TrecCar(trec_car::TrecCarArgs),
+    /// Rewrite an index's dense vectors into another storage format (f32, f16, int8).
+    DenseFormat(dense_bench::DenseFormatArgs),
+    /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
+    DenseBench(dense_bench::DenseBenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,8 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),
         Command::TrecCar(args) => trec_car::run(args),
+        Command::DenseFormat(args) => dense_bench::format(args),
+        Command::DenseBench(args) => dense_bench::bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -410,6 +410,7 @@ const ACTIVATION_QUANTIZERS: [&str; 5] = [
 /// Whether the graph at `path` quantizes activations (a model exported elsewhere has no card to
 /// say so). Only the nodes' operator names are decoded; the weights are skipped.
 fn quantizes_activations(path: &Path) -> Result<bool> {
+    use prost::Message as _;
     let bytes = std::fs::read(path).map_err(|e| ModelError::Format {
         path: path.to_path_buf(),
         message: format!("cannot read: {e}"),

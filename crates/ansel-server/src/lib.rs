@@ -36,7 +36,7 @@ pub use guard::{Arrival, Security};
 pub use metrics::Metrics;
 
 use ansel_answer::calibration::{Calibration, Platt};
-use ansel_answer::{AnswerError, Answerer, Answers, Ask};
+use ansel_answer::{AnswerError, Answerer, Answers, Ask, Retrieval};
 use ansel_data::{Candidate, Question};
 use ansel_model::ModelError;
 use axum::body::Bytes;
@@ -685,6 +685,11 @@ struct AskRequest {
     /// Time the cascade may take (at most half the server's timeout).
     #[serde(default)]
     budget_ms: Option<u64>,
+    /// The retriever for this question (default: the server's `--retriever`); `dense` and
+    /// `hybrid` need an index made with vectors (`ansel index --dense`).
+    #[serde(default)]
+    #[schema(value_type = Option<openapi::Retriever>)]
+    retriever: Option<Retrieval>,
 }
 
 fn default_top_k() -> usize {
@@ -723,6 +728,12 @@ async fn ask(
                 limits.max_top_k, request.top_k
             )));
         }
+        if let Some(kind) = request.retriever {
+            let answerer = &state.answerer;
+            if let Err(e) = answerer.retriever.check(&answerer.index, kind) {
+                return Err(ApiError::validation(format!("`retriever`: {e}")));
+            }
+        }
         // The cascade stops reranking in time to answer within the limit; the budget counts
         // from the request's arrival, so time spent reading and waiting is already spent.
         let budget = request
@@ -735,6 +746,7 @@ async fn ask(
             question: request.question,
             top_k: request.top_k,
             budget: Some(budget),
+            retriever: request.retriever,
         };
         let answers = within_time(deadline, state.ask_queue.submit(job, 1, deadline)).await??;
         let mut reply = serde_json::json!(answers);
@@ -752,6 +764,12 @@ struct Health {
     documents: u64,
     sentences: u64,
     retrieve: usize,
+    /// The retriever of requests that do not choose one.
+    #[schema(value_type = openapi::Retriever)]
+    retriever: Retrieval,
+    /// The retrievers requests may choose (`dense` and `hybrid` when the index has vectors).
+    #[schema(value_type = Vec<openapi::Retriever>)]
+    retrievers: Vec<Retrieval>,
     prune_model: Option<String>,
     rerank_model: String,
 }
@@ -774,6 +792,12 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
             documents: stats.documents,
             sentences: stats.sentences,
             retrieve: cascade.retrieve,
+            retriever: state.answerer.retriever.default,
+            retrievers: if state.answerer.retriever.offers_dense() {
+                vec![Retrieval::Bm25, Retrieval::Dense, Retrieval::Hybrid]
+            } else {
+                vec![Retrieval::Bm25]
+            },
             prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
             rerank_model: cascade.rerank.name().to_string(),
         })

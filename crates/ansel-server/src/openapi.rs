@@ -28,7 +28,9 @@ pub(crate) struct AskResponse {
     question: String,
     /// Best first.
     answers: Vec<AskAnswer>,
-    /// Sentences BM25 retrieved.
+    /// The retriever that found the candidates.
+    retriever: Retriever,
+    /// Sentences retrieved.
     retrieved: usize,
     /// Sentences the reranker scored (fewer when the time budget ran out).
     reranked: usize,
@@ -65,6 +67,17 @@ pub(crate) enum Stage {
     Retrieve,
     Prune,
     Rerank,
+}
+
+/// How sentences are retrieved: BM25, the index's dense vectors (an index made with
+/// `ansel index --dense`), or both fused by reciprocal rank.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // A schema only.
+pub(crate) enum Retriever {
+    Bm25,
+    Dense,
+    Hybrid,
 }
 
 /// The errors any route may answer besides its own: the guard's (API key, Host, in-flight

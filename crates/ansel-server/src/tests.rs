@@ -36,6 +36,7 @@ fn bee_answerer(dir: &std::path::Path, rerank: Box<dyn ansel_model::Ranker>) -> 
     index.reload().unwrap();
     Answerer {
         index,
+        retriever: ansel_answer::Retriever::bm25(),
         cascade: Cascade {
             retrieve: 10,
             prune: None,
@@ -173,6 +174,44 @@ async fn limits_and_bad_input_get_json_errors() {
     // Still serving after all that.
     let (status, _) = call(&state, "GET", "/health", "").await;
     assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn ask_takes_a_retriever_and_refuses_one_the_index_cannot_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let (status, text) = call(
+        &state,
+        "POST",
+        "/ask",
+        r#"{"question": "How long does a worker bee live?", "retriever": "bm25"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(json(&text)["retriever"], "bm25");
+    for retriever in ["dense", "hybrid"] {
+        let body =
+            format!(r#"{{"question": "How long does a bee live?", "retriever": "{retriever}"}}"#);
+        let (status, text) = call(&state, "POST", "/ask", &body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        assert!(
+            text.contains("`retriever`") && text.contains("has no dense vectors"),
+            "{text}"
+        );
+    }
+    let (status, text) = call(
+        &state,
+        "POST",
+        "/ask",
+        r#"{"question": "How long does a bee live?", "retriever": "magic"}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+    assert!(text.contains("retriever"), "{text}");
+    let (_, text) = call(&state, "GET", "/health", "").await;
+    let health = json(&text);
+    assert_eq!(health["retriever"], "bm25");
+    assert_eq!(health["retrievers"], serde_json::json!(["bm25"]));
 }
 
 #[tokio::test]

@@ -1,12 +1,13 @@
-//! The cascade that answers questions over an index: BM25 retrieves sentences, a cheap model
-//! prunes them, the answer model reranks the rest (shared by `ask`, `serve` and the Python
-//! package).
+//! The cascade that answers questions over an index: a retriever (BM25, the index's dense
+//! vectors, or both fused) finds sentences, a cheap model prunes them, the answer model reranks
+//! the rest (shared by `ask`, `serve` and the Python package).
 
 use crate::models;
 use ansel_answer::calibration::Calibration;
-use ansel_answer::{Answerer, Cascade};
+use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
+use ansel_answer::{Answerer, Cascade, Retrieval, Retriever};
 use ansel_data::Question;
-use ansel_index::SentenceIndex;
+use ansel_index::{IndexError, SentenceIndex};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -51,8 +52,15 @@ pub struct CascadeOptions {
     pub prune_model: String,
     /// Candidates the pruning model sends on to the reranker (the others stay below, in its order).
     pub keep: usize,
-    /// Sentences BM25 retrieves from the index per question.
+    /// Sentences retrieved from the index per question.
     pub retrieve: usize,
+    /// How they are retrieved (dense and hybrid need an index made with vectors).
+    pub retriever: Retrieval,
+    /// Sentences BM25 and the dense retriever each put into a hybrid fusion.
+    pub fusion_depth: usize,
+    /// Load the index's sentence encoder whenever it has vectors, so that each question may
+    /// choose its retriever (`serve`); otherwise only when `retriever` needs it.
+    pub dense_on_request: bool,
 }
 
 impl CascadeOptions {
@@ -61,7 +69,51 @@ impl CascadeOptions {
         if self.keep == 0 || self.retrieve == 0 {
             bail!("keep and retrieve must be at least 1");
         }
+        if self.fusion_depth == 0 {
+            bail!("fusion depth must be at least 1");
+        }
         Ok(())
+    }
+
+    /// The options of `ask` for an index (BM25 retrieval, the default models).
+    pub fn new(
+        index: PathBuf,
+        model: &str,
+        prune_model: &str,
+        keep: usize,
+        retrieve: usize,
+    ) -> Self {
+        CascadeOptions {
+            index,
+            model: model.into(),
+            prune_model: prune_model.into(),
+            keep,
+            retrieve,
+            retriever: Retrieval::Bm25,
+            fusion_depth: DEFAULT_FUSION_DEPTH,
+            dense_on_request: false,
+        }
+    }
+
+    /// The retriever over `index`: refused, before any model loads, when it needs vectors the
+    /// index lacks; with the index's encoder when it is needed (or may be asked for).
+    pub fn retriever(&self, index: &SentenceIndex) -> Result<Retriever> {
+        let has_vectors = index.dense_settings()?.is_some();
+        if self.retriever.needs_vectors() && !has_vectors {
+            return Err(IndexError::NoVectors(index.dir().to_path_buf()).into());
+        }
+        let encoder = if self.retriever.needs_vectors() || (self.dense_on_request && has_vectors) {
+            Some(crate::dense::query_encoder(index)?)
+        } else {
+            None
+        };
+        let offers_dense = encoder.is_some();
+        let retriever = Retriever::new(index, self.retriever, encoder, self.fusion_depth)?;
+        if offers_dense {
+            // Read and check the vectors now: a bad file stops the start, not a later question.
+            index.snapshot().check_vectors()?;
+        }
+        Ok(retriever)
     }
 
     /// Opens the index and builds the cascade; lexical models take their term statistics from
@@ -73,6 +125,7 @@ impl CascadeOptions {
     /// The cascade over an index already open (one that is being written to, say).
     pub fn answerer_over(&self, index: SentenceIndex) -> Result<Answerer> {
         self.check()?;
+        let retriever = self.retriever(&index)?;
         let corpus = [Question::over_texts(
             "index",
             "",
@@ -89,6 +142,7 @@ impl CascadeOptions {
         let rerank = models::resolve(&self.model, &corpus).context("answer model")?;
         Ok(Answerer {
             index,
+            retriever,
             cascade: Cascade {
                 retrieve: self.retrieve,
                 prune,

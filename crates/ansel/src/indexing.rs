@@ -59,12 +59,26 @@ pub fn add_files(
     index: &SentenceIndex,
     checked: &CheckedFiles,
     commit_every: usize,
+    progress: impl FnMut(Progress),
+) -> Result<Added> {
+    if commit_every == 0 {
+        bail!("commit_every must be at least 1");
+    }
+    add_files_with(index, index.writer()?, checked, commit_every, progress)
+}
+
+/// [`add_files`] through a writer of `index` already open (one that stores vectors:
+/// [`SentenceIndex::dense_writer`]).
+pub fn add_files_with(
+    index: &SentenceIndex,
+    mut writer: SentenceWriter,
+    checked: &CheckedFiles,
+    commit_every: usize,
     mut progress: impl FnMut(Progress),
 ) -> Result<Added> {
     if commit_every == 0 {
         bail!("commit_every must be at least 1");
     }
-    let mut writer = index.writer()?;
     let mut added = Added::default();
     for (file, id_base) in &checked.files {
         for_each_document(file, id_base, checked.max_document_bytes, |document| {

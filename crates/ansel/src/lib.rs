@@ -2,7 +2,8 @@
 //!
 //! [`models`] turns a model spec (a built-in name, a model directory or name, an `a+b` fusion)
 //! into a ranker; [`indexing`] adds document files to a sentence index; [`answering`] builds
-//! the retrieve-prune-rerank cascade over an index; [`calibration`] turns a model's scores into
+//! the retrieve-prune-rerank cascade over an index; [`dense`] loads the sentence encoders of
+//! dense retrieval; [`calibration`] turns a model's scores into
 //! probabilities and decides when not to answer.
 
 pub mod answering;
@@ -10,6 +11,7 @@ pub use ansel_answer::calibration;
 #[cfg(feature = "torch")]
 pub mod cassie;
 pub mod cli;
+pub mod dense;
 pub mod indexing;
 pub mod models;
 

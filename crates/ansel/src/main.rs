@@ -26,6 +26,8 @@ enum Command {
     Calibrate(commands::calibrate::CalibrateArgs),
     /// Evaluate a trec_eval run file against a qrels file.
     EvalTrec(commands::eval_trec::EvalTrecArgs),
+    /// Score a SemEval-2016 Task 3 run (.pred) against its gold file as the official scorer does.
+    EvalSemeval(commands::eval_semeval::EvalSemevalArgs),
     /// Train a model and save it as a model directory usable by every command.
     Train(Box<commands::train::TrainArgs>),
     /// Measure a model's scoring throughput in (question, candidate) pairs per second.
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Eval(args) => commands::eval::run(args),
         Command::EvalTrec(args) => commands::eval_trec::run(args),
+        Command::EvalSemeval(args) => commands::eval_semeval::run(args),
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Convert(args) => commands::convert::run(args),
         Command::Index(args) => commands::index::run(args),

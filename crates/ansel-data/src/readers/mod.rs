@@ -4,6 +4,7 @@
 pub mod jacana;
 pub mod jsonl;
 pub mod selqa;
+pub mod semeval;
 pub mod squad;
 pub mod trecqa;
 pub mod wikiqa;

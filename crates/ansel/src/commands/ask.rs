@@ -57,6 +57,7 @@ pub fn run(args: AskArgs) -> Result<()> {
         question,
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
+        retriever: None,
     })?;
     let extracted = match &extractor {
         Some(model) => extract(model, &answers)?,

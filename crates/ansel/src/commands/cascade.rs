@@ -1,6 +1,7 @@
 use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
 use ansel::models;
-use ansel_answer::Answerer;
+use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
+use ansel_answer::{Answerer, Retrieval};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -20,24 +21,47 @@ pub struct CascadeArgs {
     /// Candidates the pruning model sends on to the reranker; the others follow in its order.
     #[arg(long, default_value_t = DEFAULT_KEEP)]
     pub keep: usize,
-    /// Sentences BM25 retrieves from the index per question.
+    /// Sentences retrieved from the index per question.
     #[arg(long, default_value_t = DEFAULT_RETRIEVE)]
     pub retrieve: usize,
+    /// How sentences are retrieved: `bm25`; `dense`, the question's vector against the
+    /// index's (an index made with `ansel index --dense MODEL`; the question is encoded by the
+    /// same model); or `hybrid`, reciprocal rank fusion (k = 60) of both retrievers' best
+    /// --fusion-depth sentences.
+    #[arg(long, default_value = "bm25", value_parser = Retrieval::NAMES)]
+    pub retriever: String,
+    /// Sentences BM25 and the dense retriever each put into a hybrid fusion (at least
+    /// --retrieve).
+    #[arg(long, default_value_t = DEFAULT_FUSION_DEPTH)]
+    pub fusion_depth: usize,
 }
 
 impl CascadeArgs {
     /// Opens the index and builds the cascade.
     pub fn answerer(&self) -> Result<Answerer> {
+        self.options(false)?.answerer()
+    }
+
+    /// The cascade's options; `dense_on_request`: load the index's encoder whenever it has
+    /// vectors, so that requests may choose their retriever (`serve`).
+    pub fn options(&self, dense_on_request: bool) -> Result<CascadeOptions> {
         if self.keep == 0 || self.retrieve == 0 {
             bail!("--keep and --retrieve must be at least 1");
         }
-        CascadeOptions {
-            index: self.index.clone(),
-            model: self.model.clone(),
-            prune_model: self.prune_model.clone(),
-            keep: self.keep,
-            retrieve: self.retrieve,
+        if self.fusion_depth == 0 {
+            bail!("--fusion-depth must be at least 1");
         }
-        .answerer()
+        Ok(CascadeOptions {
+            retriever: self.retriever.parse().map_err(anyhow::Error::msg)?,
+            fusion_depth: self.fusion_depth,
+            dense_on_request,
+            ..CascadeOptions::new(
+                self.index.clone(),
+                &self.model,
+                &self.prune_model,
+                self.keep,
+                self.retrieve,
+            )
+        })
     }
 }

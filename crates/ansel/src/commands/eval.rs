@@ -1,8 +1,12 @@
 use super::DataArgs;
 use ansel::models;
-use ansel_eval::{evaluate, write_qrels, write_run, Filter, Report};
+use ansel_data::CqaTask;
+use ansel_eval::{
+    evaluate, semeval_scores, write_qrels, write_run, write_semeval_gold, write_semeval_run,
+    Filter, Report, SemEvalScores, SEMEVAL_CUTOFF,
+};
 use ansel_model::write_atomic;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -22,6 +26,10 @@ pub struct EvalArgs {
     /// Write trec_eval files into this directory: qrels.txt and <model>.run.
     #[arg(long)]
     trec_dir: Option<PathBuf>,
+    /// With SemEval data (`--task`): write SemEval run files into this directory, <model>.pred
+    /// and the gold file gold.relevancy, in the official scorer's format.
+    #[arg(long)]
+    semeval_dir: Option<PathBuf>,
 }
 
 pub fn run(args: EvalArgs) -> Result<()> {
@@ -31,10 +39,15 @@ pub fn run(args: EvalArgs) -> Result<()> {
     } else {
         Filter::Answered
     };
+    let task = args.data.semeval_task()?;
+    if args.semeval_dir.is_some() && task.is_none() {
+        bail!("--semeval-dir needs SemEval data (--format semeval --task a|b|c)");
+    }
     let mut reports = Vec::new();
+    let mut official = Vec::new();
     for spec in &args.models {
         let model = models::resolve(spec, &questions)?;
-        let scores = if args.trec_dir.is_some() {
+        let scores = if args.trec_dir.is_some() || args.semeval_dir.is_some() {
             model.score_all(&questions)?
         } else {
             score_kept(model.as_ref(), &questions, filter)?
@@ -44,6 +57,26 @@ pub fn run(args: EvalArgs) -> Result<()> {
             write_run(&mut run, &questions, &scores, spec)?;
             write_atomic(&dir.join(format!("{}.run", file_safe(spec))), &run)?;
         }
+        if let Some(dir) = &args.semeval_dir {
+            let mut run = Vec::new();
+            write_semeval_run(&mut run, &questions, &scores)?;
+            write_atomic(&dir.join(format!("{}.pred", file_safe(spec))), &run)?;
+        }
+        if task.is_some() {
+            // Questions left unscored have no positive: they score 0 whatever their order.
+            let full: Vec<Vec<f32>> = questions
+                .iter()
+                .zip(&scores)
+                .map(|(q, s)| {
+                    if s.len() == q.candidates.len() {
+                        s.clone()
+                    } else {
+                        vec![0.0; q.candidates.len()]
+                    }
+                })
+                .collect();
+            official.push(semeval_scores(&questions, &full));
+        }
         reports.push((spec.clone(), evaluate(&questions, &scores, filter)));
     }
     if let Some(dir) = &args.trec_dir {
@@ -51,17 +84,59 @@ pub fn run(args: EvalArgs) -> Result<()> {
         write_qrels(&mut qrels, &questions)?;
         write_atomic(&dir.join("qrels.txt"), &qrels).context("cannot write qrels")?;
     }
+    if let Some(dir) = &args.semeval_dir {
+        let mut gold = Vec::new();
+        write_semeval_gold(&mut gold, &questions)?;
+        write_atomic(&dir.join("gold.relevancy"), &gold).context("cannot write gold.relevancy")?;
+    }
     if args.json {
-        for (model, report) in &reports {
-            println!(
-                "{}",
-                report_json(model, &args.data.data.display().to_string(), report)
-            );
+        for (i, (model, report)) in reports.iter().enumerate() {
+            let mut obj = report_json(model, &args.data.data.display().to_string(), report);
+            if let (Some(task), Some(s)) = (task, official.get(i)) {
+                obj["semeval"] = semeval_json(task, s);
+            }
+            println!("{obj}");
         }
     } else {
         print!("{}", report_table(&reports));
+        if let Some(task) = task {
+            let names: Vec<String> = reports.iter().map(|(m, _)| m.clone()).collect();
+            print!("{}", semeval_table(task, &names, &official));
+        }
     }
     Ok(())
+}
+
+fn semeval_json(task: CqaTask, s: &SemEvalScores) -> serde_json::Value {
+    let round = |v: f64| (v * 1e6).round() / 1e6;
+    serde_json::json!({
+        "task": task.name(),
+        "questions": s.questions,
+        "MAP": round(s.map),
+        "MRR": round(s.mrr),
+        "AvgRec": round(s.avg_rec),
+    })
+}
+
+/// The official scorer's numbers, one row per model.
+fn semeval_table(task: CqaTask, models: &[String], scores: &[SemEvalScores]) -> String {
+    let width = models.iter().map(String::len).max().unwrap_or(5).max(5);
+    let mut out = format!(
+        "\nSemEval-2016 Task 3 subtask {} official scorer (top {SEMEVAL_CUTOFF}; all questions count, \
+         those without a positive in the top {SEMEVAL_CUTOFF} as 0; ties in file order):\n",
+        task.name().to_uppercase()
+    );
+    out += &format!(
+        "{:<width$}  {:>9}  {:>7}  {:>7}  {:>7}\n",
+        "model", "questions", "MAP", "MRR", "AvgRec"
+    );
+    for (model, s) in models.iter().zip(scores) {
+        out += &format!(
+            "{model:<width$}  {:>9}  {:>7.4}  {:>7.4}  {:>7.4}\n",
+            s.questions, s.map, s.mrr, s.avg_rec
+        );
+    }
+    out
 }
 
 /// Scores only the questions `filter` keeps (the metrics skip the others anyway), which saves

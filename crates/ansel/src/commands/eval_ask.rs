@@ -34,6 +34,7 @@ pub struct EvalAskArgs {
 struct Report {
     model: String,
     prune_model: String,
+    retriever: &'static str,
     retrieve: usize,
     keep: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,6 +79,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             question: item.question.clone(),
             top_k: args.top,
             budget: args.budget_ms.map(std::time::Duration::from_millis),
+            retriever: None,
         })?;
         millis.push(start.elapsed().as_secs_f64() * 1e3);
         let rank = answers
@@ -98,6 +100,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
     let report = Report {
         model: args.cascade.model.clone(),
         prune_model: args.cascade.prune_model.clone(),
+        retriever: answerer.retriever.default.name(),
         retrieve: args.cascade.retrieve,
         keep: args.cascade.keep,
         budget_ms: args.budget_ms,

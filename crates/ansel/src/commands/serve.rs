@@ -77,7 +77,8 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let answerer = args.cascade.answerer()?;
+    // Each /ask request may choose its retriever, so the encoder of an index with vectors loads.
+    let answerer = args.cascade.options(true)?.answerer()?;
     let limits = Limits {
         max_texts: args.max_texts,
         max_body_bytes: args.max_body_bytes,

@@ -1,0 +1,491 @@
+//! Dense vectors beside the index: kept in step with the records through later additions and
+//! replacements, written atomically, and read back only when whole and from the index's model.
+
+use crate::dense::{Encoder, VectorFormat};
+use crate::{Document, IndexError, SentenceIndex};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Hashes each word into one of `dim` components (a bag of words); `seed` makes another model.
+struct ToyEncoder {
+    name: String,
+    dim: usize,
+    seed: u64,
+    /// The size of every batch it was asked to encode.
+    batches: Mutex<Vec<usize>>,
+    /// Fails every call once set.
+    broken: std::sync::atomic::AtomicBool,
+}
+
+impl ToyEncoder {
+    fn new(name: &str, dim: usize, seed: u64) -> Arc<ToyEncoder> {
+        Arc::new(ToyEncoder {
+            name: name.into(),
+            dim,
+            seed,
+            batches: Mutex::new(Vec::new()),
+            broken: false.into(),
+        })
+    }
+
+    fn vector(&self, text: &str) -> Vec<f32> {
+        let mut v = vec![0.0; self.dim];
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let mut h = self.seed ^ 0xcbf2_9ce4_8422_2325;
+            for b in word.to_lowercase().bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+            v[(h % self.dim as u64) as usize] += 1.0;
+        }
+        v
+    }
+}
+
+impl Encoder for ToyEncoder {
+    fn model(&self) -> &str {
+        &self.name
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err("the encoder broke".into());
+        }
+        self.batches.lock().unwrap().push(texts.len());
+        Ok(texts.iter().map(|t| self.vector(t)).collect())
+    }
+}
+
+fn doc(id: &str, text: &str) -> Document {
+    Document {
+        id: id.into(),
+        title: id.to_uppercase(),
+        text: text.into(),
+    }
+}
+
+/// Adds `docs` through a dense writer and commits.
+fn add(index: &SentenceIndex, encoder: &Arc<ToyEncoder>, docs: &[Document]) {
+    let mut writer = index
+        .dense_writer(encoder.clone(), Some(VectorFormat::F32))
+        .unwrap();
+    for d in docs {
+        writer.add(d).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+}
+
+/// For every record, the record whose vector is nearest to the encoder's vector of its text:
+/// (text, nearest text, cosine). Aligned vectors give each record itself at cosine 1.
+fn nearest_to_each(index: &SentenceIndex, encoder: &ToyEncoder) -> Vec<(String, String, f32)> {
+    let snapshot = index.snapshot();
+    index
+        .sentence_texts()
+        .unwrap()
+        .into_iter()
+        .map(|text| {
+            let found = snapshot.dense(&encoder.vector(&text), 1).unwrap();
+            let hit = snapshot.hits(&found).unwrap().remove(0);
+            (text, hit.sentence.text, hit.score)
+        })
+        .collect()
+}
+
+fn vector_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("vectors-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn vectors_stay_in_step_when_documents_are_added_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 64, 1);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    add(
+        &index,
+        &encoder,
+        &[
+            doc(
+                "bees",
+                "Bees make honey. Hives hold wax combs. Queens lay eggs.",
+            ),
+            doc("nile", "The Nile flows north. Floods came yearly."),
+        ],
+    );
+    // A second batch in a second writer, replacing one document and adding another.
+    let index = SentenceIndex::open(dir.path()).unwrap();
+    add(
+        &index,
+        &encoder,
+        &[
+            doc("bees", "Drones do not sting. Workers gather nectar."),
+            doc(
+                "moon",
+                "The moon orbits Earth. Tides follow it. Its dust is grey.",
+            ),
+        ],
+    );
+    let settings = index.dense_settings().unwrap().unwrap();
+    // Every row ever written is kept (the replaced document's 3 rows stay, unused).
+    assert_eq!(settings.count, 5 + 5);
+    assert_eq!(settings.files.len(), 2);
+    assert_eq!(
+        vector_files(dir.path()),
+        ["vectors-0000000000.vec", "vectors-0000000005.vec"]
+    );
+    let nearest = nearest_to_each(&index, &encoder);
+    assert_eq!(nearest.len(), 7, "{nearest:?}");
+    for (text, found, score) in &nearest {
+        assert_eq!(text, found, "the vector of {text:?} is not its own");
+        assert!((score - 1.0).abs() < 1e-5, "{text}: {score}");
+    }
+    // The replaced sentences are gone from dense search as from BM25.
+    let snapshot = index.snapshot();
+    let found = snapshot
+        .dense(&encoder.vector("Bees make honey."), 20)
+        .unwrap();
+    let texts: Vec<String> = snapshot
+        .hits(&found)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.sentence.text)
+        .collect();
+    assert_eq!(texts.len(), 7);
+    assert!(!texts.iter().any(|t| t.contains("honey")), "{texts:?}");
+    // A writer without the encoder is refused: its records would have no vectors.
+    let err = index.writer().err().unwrap().to_string();
+    assert!(
+        err.contains("holds dense vectors of toy") && err.contains("--dense toy"),
+        "{err}"
+    );
+}
+
+#[test]
+fn encoding_goes_in_bounded_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 32, 1);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    let docs: Vec<Document> = (0..1300)
+        .map(|i| doc(&format!("d{i}"), &format!("Sentence number {i} is here.")))
+        .collect();
+    add(&index, &encoder, &docs);
+    let batches = encoder.batches.lock().unwrap().clone();
+    // The probe, then batches of at most 512 texts (a batch closes after the document that fills it).
+    assert_eq!(batches[0], 1);
+    assert_eq!(batches[1..].iter().sum::<usize>(), 1300);
+    assert!(batches[1..].iter().all(|&n| n <= 512), "{batches:?}");
+    assert_eq!(batches.len(), 1 + 3, "{batches:?}");
+    assert_eq!(index.dense_settings().unwrap().unwrap().count, 1300);
+}
+
+#[test]
+fn truncated_corrupt_missing_or_foreign_vector_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 16, 1);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    add(
+        &index,
+        &encoder,
+        &[doc("a", "One sentence. Another one. A third.")],
+    );
+    drop(index);
+    let file = dir.path().join("vectors-0000000000.vec");
+    let good = std::fs::read(&file).unwrap();
+    // Each time a freshly opened index: an open one keeps what it has read.
+    let check = || {
+        SentenceIndex::open(dir.path())
+            .unwrap()
+            .snapshot()
+            .check_vectors()
+            .err()
+            .map(|e| e.to_string())
+    };
+    assert_eq!(check(), None);
+
+    std::fs::write(&file, &good[..good.len() - 10]).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("vectors-0000000000.vec") && err.contains("truncated"),
+        "{err}"
+    );
+    std::fs::write(&file, &good[..20]).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("vectors-0000000000.vec") && err.contains("truncated"),
+        "{err}"
+    );
+
+    let mut flipped = good.clone();
+    let middle = flipped.len() - 30;
+    flipped[middle] ^= 0x40;
+    std::fs::write(&file, &flipped).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("vectors-0000000000.vec") && err.contains("corrupt"),
+        "{err}"
+    );
+
+    // A file another model wrote (same rows and size) in its place.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = SentenceIndex::open_or_create(other_dir.path()).unwrap();
+    add(
+        &other,
+        &ToyEncoder::new("ytt", 16, 2),
+        &[doc("a", "One sentence. Another one. A third.")],
+    );
+    std::fs::copy(other_dir.path().join("vectors-0000000000.vec"), &file).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("vectors-0000000000.vec")
+            && err.contains("from model \"ytt\"")
+            && err.contains("another index or model"),
+        "{err}"
+    );
+
+    std::fs::remove_file(&file).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("vectors-0000000000.vec") && err.contains("missing"),
+        "{err}"
+    );
+    // Whole again, it reads.
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(check(), None);
+}
+
+#[test]
+fn only_an_empty_index_takes_vectors_and_only_from_its_own_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    let mut writer = index.writer().unwrap();
+    writer
+        .add(&doc("a", "Plain sentences. No vectors."))
+        .unwrap();
+    writer.commit().unwrap();
+    drop(writer);
+    let err = index
+        .dense_writer(ToyEncoder::new("toy", 16, 1), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("cannot add dense vectors: it holds 2 sentences without vectors"),
+        "{err}"
+    );
+    assert!(index.dense_settings().unwrap().is_none());
+    let err = index
+        .snapshot()
+        .dense(&[1.0; 16], 3)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("has no dense vectors"), "{err}");
+
+    let dense_dir = tempfile::tempdir().unwrap();
+    let dense = SentenceIndex::open_or_create(dense_dir.path()).unwrap();
+    add(
+        &dense,
+        &ToyEncoder::new("toy", 16, 1),
+        &[doc("a", "Some text.")],
+    );
+    let other_model = dense
+        .dense_writer(ToyEncoder::new("toy", 16, 7), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        other_model.contains("holds dense vectors of toy")
+            && other_model.contains("encodes the probe sentence differently"),
+        "{other_model}"
+    );
+    let other_dim = dense
+        .dense_writer(ToyEncoder::new("wide", 32, 1), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        other_dim.contains("32-component vectors, the index holds 16-component ones"),
+        "{other_dim}"
+    );
+    let other_format = dense
+        .dense_writer(ToyEncoder::new("toy", 16, 1), Some(VectorFormat::Int8))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        other_format.contains("it stores f32 vectors, not int8"),
+        "{other_format}"
+    );
+    // The same model under another name is the same model (the probe decides).
+    assert!(dense
+        .dense_writer(ToyEncoder::new("toy-again", 16, 1), None)
+        .is_ok());
+}
+
+#[test]
+fn failed_or_abandoned_writes_leave_the_last_commit_and_no_stray_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 16, 1);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    add(
+        &index,
+        &encoder,
+        &[doc("a", "First commit. Two sentences.")],
+    );
+
+    add(&index, &encoder, &[doc("b", "Second commit.")]);
+    assert_eq!(index.dense_settings().unwrap().unwrap().count, 3);
+    // Dropped without a commit: nothing of it stays.
+    let mut writer = index.dense_writer(encoder.clone(), None).unwrap();
+    writer.add(&doc("c", "Dropped before its commit.")).unwrap();
+    drop(writer);
+    assert_eq!(
+        vector_files(dir.path()).len(),
+        2,
+        "no temporary file is left"
+    );
+
+    // An encoder that fails: the commit fails, and records and vectors stay as committed.
+    let mut writer = index.dense_writer(encoder.clone(), None).unwrap();
+    writer.add(&doc("d", "Encoded by a broken model.")).unwrap();
+    encoder
+        .broken
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = writer.commit().err().unwrap().to_string();
+    assert!(err.contains("encoder toy: the encoder broke"), "{err}");
+    assert!(
+        writer.add(&doc("e", "More.")).is_err(),
+        "the writer is dead"
+    );
+    drop(writer);
+    encoder
+        .broken
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    index.reload().unwrap();
+    assert_eq!(index.stats().unwrap().sentences, 3);
+    assert_eq!(index.dense_settings().unwrap().unwrap().count, 3);
+    assert!(nearest_to_each(&index, &encoder)
+        .iter()
+        .all(|(t, f, _)| t == f));
+
+    // What a crash between writing a file and listing it leaves is removed by the next writer.
+    std::fs::write(dir.path().join("vectors-0000000003.vec"), b"half").unwrap();
+    std::fs::write(dir.path().join("vectors-0000000003.vec.tmp"), b"half").unwrap();
+    let mut writer = index.dense_writer(encoder.clone(), None).unwrap();
+    writer.add(&doc("f", "After the crash.")).unwrap();
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    assert_eq!(
+        vector_files(dir.path()),
+        [
+            "vectors-0000000000.vec",
+            "vectors-0000000002.vec",
+            "vectors-0000000003.vec"
+        ]
+    );
+    assert_eq!(index.dense_settings().unwrap().unwrap().count, 4);
+    assert!(nearest_to_each(&index, &encoder)
+        .iter()
+        .all(|(t, f, _)| t == f));
+}
+
+#[test]
+fn vectors_rewritten_as_f16_or_int8_find_the_same_records() {
+    let encoder = ToyEncoder::new("toy", 64, 3);
+    let docs = [
+        doc(
+            "bees",
+            "Bees make honey. Hives hold wax combs. Queens lay eggs.",
+        ),
+        doc(
+            "nile",
+            "The Nile flows north. Floods came yearly. Farmers sowed after.",
+        ),
+    ];
+    for format in [VectorFormat::F16, VectorFormat::Int8] {
+        let dir = tempfile::tempdir().unwrap();
+        let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+        add(&index, &encoder, &docs);
+        index.rewrite_vectors(format).unwrap();
+        let settings = index.dense_settings().unwrap().unwrap();
+        assert_eq!((settings.format, settings.count), (format, 6));
+        assert_eq!(vector_files(dir.path()).len(), 1);
+        let index = SentenceIndex::open(dir.path()).unwrap();
+        for (text, found, score) in nearest_to_each(&index, &encoder) {
+            assert_eq!(text, found, "{format:?}");
+            assert!((score - 1.0).abs() < 0.02, "{format:?} {text}: {score}");
+        }
+        if format == VectorFormat::Int8 {
+            let err = index
+                .rewrite_vectors(VectorFormat::F32)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(err.contains("its vectors are int8"), "{err}");
+        }
+        // Documents added later are stored in the rewritten format.
+        add_in(&index, &encoder, format);
+        assert_eq!(index.dense_settings().unwrap().unwrap().count, 7);
+        assert!(nearest_to_each(&index, &encoder)
+            .iter()
+            .all(|(t, f, _)| t == f));
+    }
+}
+
+fn add_in(index: &SentenceIndex, encoder: &Arc<ToyEncoder>, format: VectorFormat) {
+    let mut writer = index.dense_writer(encoder.clone(), Some(format)).unwrap();
+    writer.add(&doc("late", "Late arrivals count.")).unwrap();
+    writer.commit().unwrap();
+    index.reload().unwrap();
+}
+
+#[test]
+fn an_index_made_before_dense_vectors_opens_and_refuses_them_clearly() {
+    // The schema of indexes made before `row` existed.
+    use tantivy::schema::{IndexRecordOption, TextFieldIndexing, TextOptions, INDEXED, STORED};
+    let dir = tempfile::tempdir().unwrap();
+    let stemmed = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let mut builder = tantivy::schema::Schema::builder();
+    builder.add_text_field("doc_id", tantivy::schema::STRING | STORED);
+    builder.add_text_field("title", stemmed.clone());
+    builder.add_u64_field("position", INDEXED | STORED);
+    builder.add_text_field("text", stemmed);
+    builder.add_text_field("prev", STORED);
+    builder.add_text_field("next", STORED);
+    tantivy::Index::create_in_dir(dir.path(), builder.build()).unwrap();
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    let mut writer = index.writer().unwrap();
+    writer
+        .add(&doc("a", "Old indexes still take documents."))
+        .unwrap();
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    assert_eq!(index.search("documents", 1).unwrap().len(), 1);
+    let err = index
+        .dense_writer(ToyEncoder::new("toy", 16, 1), None)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, IndexError::CannotAddVectors { .. })
+            && err.to_string().contains("made by an older ansel"),
+        "{err}"
+    );
+}
