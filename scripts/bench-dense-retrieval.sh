@@ -100,15 +100,17 @@ if [ -z "${REPORT_ONLY:-}" ]; then
       done
     done
   done
-  # Costs: encoding a question, searching the vectors, the whole hybrid retrieval (not niced: timed).
+  # Costs: encoding a question, searching the vectors, the whole hybrid retrieval (not niced:
+  # timed). The formats of an index are timed in one run, question by question in turn, so that
+  # the load of a shared machine falls on each alike.
   for line in "${indexes[@]}"; do
     name=${line%%|*}
-    for format in "${formats[@]}"; do
-      have stage timing index "$name" format "$format" && continue
-      echo "== timing $format over $name" >&2
-      "$lab" dense-bench --index "data/$name-dense-$format" --questions "$questions" |
-        record stage timing index "$name" format "$format"
-    done
+    have stage timing index "$name" && continue
+    echo "== timing ${formats[*]} over $name" >&2
+    "$lab" dense-bench $(for format in "${formats[@]}"; do echo --index "data/$name-dense-$format"; done) \
+      --questions "$questions" >"$rows.tmp"
+    while read -r json; do record stage timing index "$name" <<<"$json"; done <"$rows.tmp"
+    rm -f "$rows.tmp"
   done
   # The default cascade (eval-ask's defaults) with each retriever, over the chosen format.
   chosen=${CHOSEN_FORMAT:-$(python3 scripts/dense-retrieval-report.py "$rows" --choose)}
