@@ -57,6 +57,60 @@ def pct(v):
     return "-" if v is None else f"{100 * v:.2f}"
 
 
+CHAPTER8 = {
+    "cqa-single": ("<q_new, c_rel> (single network)", "--inputs pair --tasks c", 44.77),
+    "cqa-triplet": ("<q_new, q_rel, c_rel>", "--inputs triplet --tasks c", 45.59),
+    "cqa-mtl": ("MTL (ABC)", "--inputs triplet --tasks abc", 49.63),
+}
+
+
+def mean_sd(values):
+    m = sum(values) / len(values)
+    sd = (sum((v - m) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
+    return m, sd
+
+
+def chapter8_section(rows):
+    """The chapter-8 networks, mean and standard deviation over seeds, with per-seed values."""
+    out = [
+        "",
+        "### Task C: the chapter-8 networks (single, joint input, multi-task)",
+        "",
+        "Made by `bash scripts/train-cqa-mtl.sh` (`ansel-lab cqa-train`, crate `ansel-cqa`; see the script's",
+        "header). As section 8.1-8.2.1: CNN sentence encoders (GloVe 6B 50d, fine-tuned, word-overlap",
+        "embeddings of width 5, 100 filters of width 5, max pooling), texts cut to 100 words, the",
+        "encoders' outputs and two rank-position embeddings (the thread's place among the related",
+        "questions, the comment's in its thread; width 5 each) joined into h_j, a shared sigmoid layer",
+        "h_s of 100, one MLP head per task (tanh layer of 100, logit), the sum of the heads' BCE losses",
+        "(a triple without a task's label adds nothing to it: the v2.0 part 1 has no task A labels),",
+        "RMSprop lr 1e-3, batch 32, dropout 0.4 on the inputs and 0.7 between layers, early stopping",
+        "with patience 10 on the official task C MAP of a seeded 10% tune split by original question",
+        "(the thesis: validation loss). Data: train part 2 + v2.0 part 1 without dev's questions, plus",
+        "the extended data (train part 2's task A threads as (q_rel, q_rel, c_rel) triples, B positive,",
+        "C = A; dev's and the tune split's related questions left out). Scored with `ansel eval --task c`.",
+        "",
+        "| network | flags | seeds | official MAP | official MRR | ansel MAP | P@1 | tune MAP | epochs (best / run) | train min | thesis dev MAP |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, (name, flags, thesis) in CHAPTER8.items():
+        rs = [r for r in rows if r["trained"] == key]
+        if not rs:
+            continue
+        f = lambda get: "%.2f ± %.2f" % tuple(100 * x for x in mean_sd([get(r) for r in rs]))
+        epochs = ", ".join(f"{r['best_epoch']}/{r['epochs']}" for r in rs)
+        minutes = sum(r["train_seconds"] for r in rs) / len(rs) / 60
+        out.append(
+            f"| {name} | `{flags}` | {len(rs)} | {f(lambda r: r['semeval']['MAP'])} | {f(lambda r: r['semeval']['MRR'])} | "
+            f"{f(lambda r: r['MAP'])} | {f(lambda r: r['P@1'])} | {f(lambda r: r['tune_map'])} | {epochs} | {minutes:.1f} | {thesis:.2f} |"
+        )
+    out += ["", "Per seed, official MAP:", ""]
+    for key, (name, _, _) in CHAPTER8.items():
+        rs = sorted((r for r in rows if r["trained"] == key), key=lambda r: r["seed"])
+        if rs:
+            out.append(f"- {name}: " + ", ".join(f"seed {r['seed']} {pct(r['semeval']['MAP'])}" for r in rs))
+    return out
+
+
 lines = [
     "# SemEval-2016 Task 3 (community QA) on dev",
     "",
@@ -116,7 +170,8 @@ for t, (name, what, data) in TASKS.items():
         "| model | official MAP | official MRR | AvgRec | ansel MAP | ansel MRR | P@1 | seconds |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    trained = [r for r in task_rows if r.get("trained")]
+    chapter8 = [r for r in task_rows if r.get("trained", "").startswith("cqa-")]
+    trained = [r for r in task_rows if r.get("trained") and r not in chapter8]
     task_rows = [r for r in task_rows if not r.get("trained")]
     for r in task_rows:
         s = r["semeval"]
@@ -179,6 +234,8 @@ for t, (name, what, data) in TASKS.items():
             "differs from `relcnn-c-ed` only in its learning-rate schedule (linear decay over 15 epochs, not 5),",
             "and stopped at the same tune MAP plateau.",
         ]
+    if chapter8:
+        lines += chapter8_section(chapter8)
     answered, total = first["questions"], first["semeval"]["questions"]
     lines += [
         "",

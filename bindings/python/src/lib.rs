@@ -4,11 +4,14 @@
 //! line's messages (file, line, field).
 
 use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
-use ansel::indexing::{add_files, check_files, Progress};
+use ansel::indexing::{
+    add_documents, add_files_with, check_files, open_index, writer_for, Progress,
+};
 use ansel::models;
-use ansel_answer::{Answerer, Ask};
+use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
+use ansel_answer::{Answerer, Ask, Retrieval};
 use ansel_data::Question;
-use ansel_index::{Document, SentenceIndex};
+use ansel_index::{Document, SentenceIndex, Unit};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -145,7 +148,15 @@ enum State {
 #[pyclass(frozen, module = "ansel")]
 struct Index {
     options: CascadeOptions,
+    /// The sentence encoder that stores vectors of what is added (`dense=`); an index with
+    /// vectors encodes with its own whatever this says.
+    dense: Option<String>,
     state: Mutex<Option<State>>,
+}
+
+fn parse_retriever(name: &str) -> PyResult<Retrieval> {
+    name.parse::<Retrieval>()
+        .map_err(|e| AnselError::new_err(format!("retriever: {e}")))
 }
 
 impl Index {
@@ -155,9 +166,7 @@ impl Index {
         let index = match state.take() {
             Some(State::Open(index)) => index,
             Some(State::Answering(answerer)) => answerer.index,
-            None => {
-                SentenceIndex::open_or_create(&self.options.index).map_err(|e| to_py(e.into()))?
-            }
+            None => open_index(&self.options.index, None).map_err(to_py)?,
         };
         let result = f(&index);
         *state = Some(State::Open(index));
@@ -168,7 +177,8 @@ impl Index {
 #[pymethods]
 impl Index {
     #[new]
-    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE))]
+    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE, unit = None, dense = None, retriever = "bm25", fusion_depth = DEFAULT_FUSION_DEPTH))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -176,14 +186,33 @@ impl Index {
         prune_model: &str,
         keep: usize,
         retrieve: usize,
+        unit: Option<&str>,
+        dense: Option<String>,
+        retriever: &str,
+        fusion_depth: usize,
     ) -> PyResult<Index> {
-        let options = CascadeOptions::new(path, model, prune_model, keep, retrieve);
+        let unit = match unit {
+            None => None,
+            Some("sentence") => Some(Unit::Sentence),
+            Some("passage") => Some(Unit::Passage),
+            Some(other) => {
+                return Err(AnselError::new_err(format!(
+                    "unit: {other:?} is not \"sentence\" or \"passage\""
+                )))
+            }
+        };
+        let mut options = CascadeOptions::new(path, model, prune_model, keep, retrieve);
+        options.retriever = parse_retriever(retriever)?;
+        options.fusion_depth = fusion_depth;
+        // Each question may name its retriever when the index has vectors.
+        options.dense_on_request = true;
         options.check().map_err(to_py)?;
         let index = py
-            .detach(|| SentenceIndex::open_or_create(&options.index))
-            .map_err(|e| to_py(e.into()))?;
+            .detach(|| open_index(&options.index, unit))
+            .map_err(to_py)?;
         Ok(Index {
             options,
+            dense,
             state: Mutex::new(Some(State::Open(index))),
         })
     }
@@ -211,7 +240,15 @@ impl Index {
                 text: field("text", true)?,
             });
         }
-        py.detach(|| self.writing(|index| ansel::indexing::add_documents(index, &read)))
+        py.detach(|| {
+            self.writing(|index| {
+                add_documents(
+                    index,
+                    writer_for(index, self.dense.as_deref(), None)?,
+                    &read,
+                )
+            })
+        })
     }
 
     /// Adds every document under `paths` (.txt, .md, .jsonl files or folders of them), as
@@ -227,7 +264,13 @@ impl Index {
     ) -> PyResult<Bound<'py, PyDict>> {
         let added = py.detach(|| {
             let checked = check_files(&paths, max_document_bytes).map_err(to_py)?;
-            self.writing(|index| add_files(index, &checked, commit_every, |_: Progress| {}))
+            if commit_every == 0 {
+                return Err(AnselError::new_err("commit_every must be at least 1"));
+            }
+            self.writing(|index| {
+                let writer = writer_for(index, self.dense.as_deref(), None)?;
+                add_files_with(index, writer, &checked, commit_every, |_: Progress| {})
+            })
         })?;
         let out = PyDict::new(py);
         out.set_item("documents", added.documents)?;
@@ -239,17 +282,19 @@ impl Index {
     /// The best `top_k` answer sentences with their context, best first: dicts with "text",
     /// "score", "stage", "title", "doc_id", "position", "prev", "next". `budget_ms` bounds the
     /// reranking time (past it, the rest keep their pruned order).
-    #[pyo3(signature = (question, top_k = 5, budget_ms = None))]
+    #[pyo3(signature = (question, top_k = 5, budget_ms = None, retriever = None))]
     fn ask<'py>(
         &self,
         py: Python<'py>,
         question: String,
         top_k: usize,
         budget_ms: Option<u64>,
+        retriever: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
         if top_k == 0 {
             return Err(AnselError::new_err("top_k must be at least 1"));
         }
+        let retriever = retriever.map(parse_retriever).transpose()?;
         let answers = py.detach(|| {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let answerer = match state.take() {
@@ -261,7 +306,7 @@ impl Index {
                 question,
                 top_k,
                 budget: budget_ms.map(Duration::from_millis),
-                retriever: None,
+                retriever,
             });
             *state = Some(State::Answering(answerer));
             answers.map_err(|e| to_py(e.into()))
@@ -283,12 +328,14 @@ impl Index {
         Ok(list)
     }
 
-    /// {"documents", "sentences"} in the index.
+    /// {"documents", "sentences", "unit"} of the index ("unit": "sentence" or "passage").
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let stats = py.detach(|| self.writing(|index| Ok(index.stats()?)))?;
         let out = PyDict::new(py);
         out.set_item("documents", stats.documents)?;
         out.set_item("sentences", stats.sentences)?;
+        let unit = py.detach(|| self.writing(|index| Ok(index.unit().name())))?;
+        out.set_item("unit", unit)?;
         Ok(out)
     }
 

@@ -120,7 +120,7 @@ def test_index_adds_documents_and_answers_with_context(tmp_path):
         {"id": "grass", "text": "Grass is green. It grows in spring."},
     ])
     assert added == 5
-    assert index.stats() == {"documents": 2, "sentences": 5}
+    assert index.stats() == {"documents": 2, "sentences": 5, "unit": "sentence"}
     answers = index.ask(EIFFEL, top_k=2)
     assert len(answers) == 2
     best = answers[0]
@@ -130,7 +130,7 @@ def test_index_adds_documents_and_answers_with_context(tmp_path):
         assert best["prev"] == "The Eiffel Tower is in Paris." and best["next"] == "It opened in 1889."
     # Adding a document with the same id replaces it; a new cascade sees the change.
     index.add([{"id": "grass", "text": "Grass is green."}])
-    assert index.stats() == {"documents": 2, "sentences": 4}
+    assert index.stats() == {"documents": 2, "sentences": 4, "unit": "sentence"}
     # The index is on disk: a second handle opens it.
     assert ansel.Index(tmp_path / "idx").stats()["sentences"] == 4
 
@@ -141,7 +141,7 @@ def test_add_checks_every_document_first(tmp_path):
         index.add([{"id": "a", "text": "Fine."}, {"id": "b"}])
     with pytest.raises(ansel.AnselError, match=r"documents\[0\]: field \"title\" is not a string"):
         index.add([{"id": "a", "title": 3, "text": "Fine."}])
-    assert index.stats() == {"documents": 0, "sentences": 0}
+    assert index.stats() == {"documents": 0, "sentences": 0, "unit": "sentence"}
 
 
 def test_add_files_matches_the_command_line_and_names_the_bad_line(tmp_path):
@@ -171,3 +171,57 @@ def test_default_index_answers_the_quick_start_question(tmp_path):
     assert "Fresnel" in answers[0]["text"]
     with pytest.raises(ansel.AnselError, match="top_k"):
         index.ask("x", top_k=0)
+
+
+KIDS = "Which physician looks after kids?"
+PAEDIATRICIAN = "A paediatrician is a doctor for children."
+DOCS = [
+    {"id": "paediatrics", "title": "Paediatrics", "text": PAEDIATRICIAN + " Most train for years."},
+    {"id": "bees", "title": "Bees", "text": "Bees make honey in hives. A queen lays the eggs."},
+]
+
+
+def test_passage_index_answers_with_paragraphs_under_their_headings(tmp_path):
+    index = ansel.Index(tmp_path / "p", model="wo-rr", prune_model="none", unit="passage")
+    index.add([{"id": "bees", "title": "Bees", "text": "# Hives\n\nBees live in hives. They make honey.\n\n# Queens\n\nA queen lays the eggs."}])
+    assert index.stats() == {"documents": 1, "sentences": 2, "unit": "passage"}
+    best = index.ask("Where do bees live?", top_k=1)[0]
+    assert best["text"] == "Bees live in hives. They make honey."
+    assert best["title"] == "Bees \u203a Hives"
+    # The unit is set when the index is made: opening it as sentences is refused.
+    with pytest.raises(ansel.AnselError, match="holds passages, not sentences"):
+        ansel.Index(tmp_path / "p", unit="sentence")
+    assert ansel.Index(tmp_path / "p").stats()["unit"] == "passage"
+    with pytest.raises(ansel.AnselError, match="unit"):
+        ansel.Index(tmp_path / "q", unit="word")
+
+
+def test_retrievers_are_checked_and_dense_needs_vectors(tmp_path):
+    with pytest.raises(ansel.AnselError, match="retriever.*sparse"):
+        ansel.Index(tmp_path / "x", retriever="sparse")
+    index = ansel.Index(tmp_path / "bm25", model="wo", prune_model="none")
+    index.add(DOCS)
+    with pytest.raises(ansel.AnselError, match="retriever.*sparse"):
+        index.ask(KIDS, retriever="sparse")
+    with pytest.raises(ansel.AnselError, match="vectors"):
+        index.ask(KIDS, retriever="dense")
+    with pytest.raises(ansel.AnselError, match="vectors"):
+        ansel.Index(tmp_path / "bm25", retriever="hybrid").ask(KIDS)
+
+
+def test_an_index_with_vectors_adds_in_step_and_finds_a_paraphrase(tmp_path):
+    index = ansel.Index(tmp_path / "d", model="wo", prune_model="none", retrieve=1, dense="minilm-l6-cosine")
+    index.add(DOCS[:1])
+    # A second handle without dense= keeps the vectors in step with the index's own encoder.
+    later = ansel.Index(tmp_path / "d", model="wo", prune_model="none", retrieve=1)
+    later.add(DOCS[1:])
+    settings = json.loads((tmp_path / "d" / "ansel-index.json").read_text())
+    assert settings["dense"]["model"] == "minilm-l6-cosine" and settings["dense"]["count"] == 4
+    # BM25 shares no word with the question; the dense and hybrid retrievers find the answer.
+    assert later.ask(KIDS) == []
+    for retriever in ["dense", "hybrid"]:
+        assert later.ask(KIDS, top_k=1, retriever=retriever)[0]["text"] == PAEDIATRICIAN
+    hybrid = ansel.Index(tmp_path / "d", model="wo", prune_model="none", retrieve=1, retriever="hybrid")
+    assert hybrid.ask(KIDS, top_k=1)[0]["text"] == PAEDIATRICIAN
+    with pytest.raises(ansel.AnselError, match="minilm-l6-cosine"):
+        ansel.Index(tmp_path / "d", dense="mpnet-base-cosine").add([{"id": "x", "text": "Other vectors."}])

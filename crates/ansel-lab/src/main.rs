@@ -35,6 +35,8 @@ enum Command {
     EqagLatency(eqag_latency::LatencyArgs),
     /// TREC CAR paragraph retrieval for outline queries: BM25 runs, STNet cross-validation.
     TrecCar(trec_car::TrecCarArgs),
+    /// Train a chapter-8 community-QA network (single, joint or multi-task) on SemEval-2016 Task 3.
+    CqaTrain(Box<ansel_cqa::train::TrainArgs>),
     /// Rewrite an index's dense vectors into another storage format (f32, f16, int8).
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
@@ -48,6 +50,12 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),
         Command::TrecCar(args) => trec_car::run(args),
+        Command::CqaTrain(args) => ansel_cqa::train::train(&args).map(|card| {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&card).expect("a card serializes")
+            )
+        }),
         Command::DenseFormat(args) => dense_bench::format(args),
         Command::DenseBench(args) => dense_bench::bench(args),
     };

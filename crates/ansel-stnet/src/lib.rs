@@ -38,9 +38,19 @@ pub struct CvArgs {
     /// Article-level folds.
     #[arg(long, default_value_t = 5)]
     pub folds: usize,
-    /// Training steps per fold.
-    #[arg(long, default_value_t = 300)]
+    /// Training steps per fold (the most: the inner-dev choice may keep an earlier step).
+    #[arg(long, default_value_t = 1500)]
     pub steps: usize,
+    /// Share of each fold's training articles held out as its inner dev set, on which the
+    /// checkpoint the fold's test queries are scored with is chosen (0: keep the last step).
+    #[arg(long, default_value_t = 0.1)]
+    pub dev_fraction: f64,
+    /// Inner-dev queries scored per evaluation (a seeded sample when there are more).
+    #[arg(long, default_value_t = 50)]
+    pub dev_queries: usize,
+    /// Score the inner dev set every this many steps (a multiple of --checkpoint-every).
+    #[arg(long, default_value_t = 250)]
+    pub eval_every: usize,
     /// Pairs per step.
     #[arg(long, default_value_t = 16)]
     pub batch: usize,
@@ -53,6 +63,9 @@ pub struct CvArgs {
     /// Attention heads (the paper: 10).
     #[arg(long, default_value_t = 10)]
     pub heads: i64,
+    /// How the scorer's weights on the neural branches (a, psi) start.
+    #[arg(long, value_enum, default_value = "zero")]
+    pub branch_init: net::BranchInit,
     /// Paragraph words the network reads.
     #[arg(long, default_value_t = 80)]
     pub max_para: usize,
@@ -81,6 +94,9 @@ struct FoldState {
     cpu_seconds: f64,
     loss_sum: f64,
     losses: Vec<f64>,
+    /// (step, inner-dev MAP) of every evaluation, and the best one's step.
+    dev_maps: Vec<(usize, f64)>,
+    best_step: usize,
 }
 
 /// How one fold's model was trained.
@@ -98,6 +114,17 @@ pub struct FoldRecord {
     pub scoring_seconds: f64,
     /// Mean hinge loss of each block of `checkpoint_every` steps.
     pub losses: Vec<f64>,
+    /// Inner-dev articles and queries (0 without an inner dev set).
+    #[serde(default)]
+    pub dev_articles: usize,
+    #[serde(default)]
+    pub dev_queries: usize,
+    /// (step, inner-dev MAP over the BM25 candidates) of every evaluation.
+    #[serde(default)]
+    pub dev_maps: Vec<(usize, f64)>,
+    /// The step whose weights scored the test queries.
+    #[serde(default)]
+    pub chosen_step: usize,
 }
 
 struct Candidate {
@@ -115,6 +142,9 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
     ansel_torch::init(args.threads, args.seed);
     if args.folds < 2 {
         bail!("--folds must be at least 2 (no article may be in train and test)");
+    }
+    if args.eval_every == 0 || !args.eval_every.is_multiple_of(args.checkpoint_every.max(1)) {
+        bail!("--eval-every must be a positive multiple of --checkpoint-every");
     }
     let files = ansel_trec_car::DataFiles::find(&args.data)?;
     let paragraphs = ansel_trec_car::load_paragraphs(&files.paragraphs)?;
@@ -167,6 +197,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         max_ngram: 3,
         kmax: 3,
         feature_dim: 16,
+        branch_init: args.branch_init,
     };
     let mut scores: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     let mut records = Vec::new();
@@ -175,13 +206,26 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         let dir = args.out.join(format!("fold-{fold}"));
         std::fs::create_dir_all(&dir)?;
         let in_fold = |q: &ansel_trec_car::OutlineQuery| folds[&q.page_id] == fold;
+        let dev_articles = inner_dev_articles(
+            folds
+                .iter()
+                .filter(|(_, &f)| f != fold)
+                .map(|(a, _)| a.as_str()),
+            args.dev_fraction,
+            args.seed ^ fold as u64,
+        );
+        let trainable = |q: usize| {
+            !in_fold(&queries[q])
+                && candidates[q].iter().any(|c| c.relevant)
+                && candidates[q].iter().any(|c| !c.relevant)
+        };
         let train: Vec<usize> = (0..queries.len())
-            .filter(|&q| !in_fold(&queries[q]))
-            .filter(|&q| {
-                candidates[q].iter().any(|c| c.relevant)
-                    && candidates[q].iter().any(|c| !c.relevant)
-            })
+            .filter(|&q| trainable(q) && !dev_articles.contains(&queries[q].page_id))
             .collect();
+        let mut dev: Vec<usize> = (0..queries.len())
+            .filter(|&q| trainable(q) && dev_articles.contains(&queries[q].page_id))
+            .collect();
+        sample_in_place(&mut dev, args.dev_queries, args.seed ^ fold as u64);
         let test: Vec<usize> = (0..queries.len())
             .filter(|&q| in_fold(&queries[q]))
             .collect();
@@ -216,35 +260,24 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             continue;
         }
         let mut vs = vs;
-        let state = train_fold(
-            args,
-            &net,
-            &mut vs,
-            &dir,
-            &train,
-            &candidates,
-            &corpus,
-            fold,
-        )?;
+        let split = Split {
+            train: &train,
+            dev: &dev,
+        };
+        let state = train_fold(args, &net, &mut vs, &dir, split, &candidates, &corpus, fold)?;
         let start = Instant::now();
         let mut lines = String::new();
-        tch_no_grad(|| {
-            for &q in &test {
-                let cands = &candidates[q];
-                let list = scores.entry(queries[q].id.clone()).or_default();
-                for chunk in cands.chunks(100) {
-                    let items: Vec<(usize, usize, [f32; 3])> =
-                        chunk.iter().map(|c| (q, c.para, c.features)).collect();
-                    let s = Vec::<f32>::try_from(net.score(&corpus.batch(&items)))
-                        .expect("float scores");
-                    for (c, s) in chunk.iter().zip(s) {
-                        let pid = &paragraphs[c.para].id;
-                        lines.push_str(&format!("{}\t{pid}\t{s}\n", queries[q].id));
-                        list.push((pid.clone(), f64::from(s)));
-                    }
-                }
+        for (&q, fold_scores) in test
+            .iter()
+            .zip(score_queries(&net, &corpus, &candidates, &test))
+        {
+            let list = scores.entry(queries[q].id.clone()).or_default();
+            for (c, s) in candidates[q].iter().zip(fold_scores) {
+                let pid = &paragraphs[c.para].id;
+                lines.push_str(&format!("{}\t{pid}\t{s}\n", queries[q].id));
+                list.push((pid.clone(), f64::from(s)));
             }
-        });
+        }
         let record = FoldRecord {
             fold,
             train_articles: folds.values().filter(|&&f| f != fold).count(),
@@ -257,6 +290,10 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             pairs_per_second: (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9),
             scoring_seconds: start.elapsed().as_secs_f64(),
             losses: state.losses.clone(),
+            dev_articles: dev_articles.len(),
+            dev_queries: dev.len(),
+            dev_maps: state.dev_maps.clone(),
+            chosen_step: state.best_step,
         };
         ansel_torch::save_vars(&vs, &dir.join("model.safetensors"))?;
         let model = serde_json::json!({
@@ -321,8 +358,87 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
     Ok(())
 }
 
-fn tch_no_grad<T>(f: impl FnOnce() -> T) -> T {
-    ansel_torch::tch::no_grad(f)
+/// A seeded `fraction` of the articles (at least one when the fraction is above 0).
+fn inner_dev_articles<'a>(
+    articles: impl IntoIterator<Item = &'a str>,
+    fraction: f64,
+    seed: u64,
+) -> std::collections::BTreeSet<String> {
+    let mut ids: Vec<&str> = articles.into_iter().collect();
+    ids.sort_unstable();
+    if fraction <= 0.0 || ids.is_empty() {
+        return Default::default();
+    }
+    let n = ((ids.len() as f64 * fraction).round() as usize).clamp(1, ids.len() - 1);
+    let mut state = seed;
+    sample_in_place(&mut ids, n, rng_next(&mut state));
+    ids.into_iter().map(str::to_string).collect()
+}
+
+/// Keeps a seeded sample of `n` of the items (all of them when there are not more), in order.
+fn sample_in_place<T: Copy>(items: &mut Vec<T>, n: usize, seed: u64) {
+    if items.len() <= n {
+        return;
+    }
+    let mut state = seed;
+    let mut keyed: Vec<(u64, usize)> = (0..items.len())
+        .map(|i| (rng_next(&mut state), i))
+        .collect();
+    keyed.sort_unstable();
+    let mut keep: Vec<usize> = keyed[..n].iter().map(|&(_, i)| i).collect();
+    keep.sort_unstable();
+    *items = keep.into_iter().map(|i| items[i]).collect();
+}
+
+/// The network's score of every BM25 candidate of each query, in candidate order.
+fn score_queries(
+    net: &StNet,
+    corpus: &Corpus,
+    candidates: &[Vec<Candidate>],
+    queries: &[usize],
+) -> Vec<Vec<f32>> {
+    ansel_torch::tch::no_grad(|| {
+        queries
+            .iter()
+            .map(|&q| {
+                candidates[q]
+                    .chunks(100)
+                    .flat_map(|chunk| {
+                        let items: Vec<(usize, usize, [f32; 3])> =
+                            chunk.iter().map(|c| (q, c.para, c.features)).collect();
+                        Vec::<f32>::try_from(net.score(&corpus.batch(&items)))
+                            .expect("float scores")
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
+/// Mean average precision of the scores over each query's candidates, relevance from the
+/// candidates' labels (the inner-dev criterion, not a reported metric).
+fn candidate_map(candidates: &[Vec<Candidate>], queries: &[usize], scores: &[Vec<f32>]) -> f64 {
+    let mut total = 0.0;
+    for (&q, s) in queries.iter().zip(scores) {
+        let mut order: Vec<usize> = (0..s.len()).collect();
+        order.sort_by(|&a, &b| s[b].total_cmp(&s[a]).then(a.cmp(&b)));
+        let (mut hits, mut sum) = (0usize, 0.0);
+        for (rank, &i) in order.iter().enumerate() {
+            if candidates[q][i].relevant {
+                hits += 1;
+                sum += hits as f64 / (rank + 1) as f64;
+            }
+        }
+        total += if hits > 0 { sum / hits as f64 } else { 0.0 };
+    }
+    total / queries.len().max(1) as f64
+}
+
+/// A fold's training queries and the inner-dev queries its checkpoint is chosen on.
+#[derive(Clone, Copy)]
+struct Split<'a> {
+    train: &'a [usize],
+    dev: &'a [usize],
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -331,20 +447,22 @@ fn train_fold(
     net: &StNet,
     vs: &mut nn::VarStore,
     dir: &Path,
-    train: &[usize],
+    split: Split,
     candidates: &[Vec<Candidate>],
     corpus: &Corpus,
     fold: usize,
 ) -> Result<FoldState> {
+    let train = split.train;
     if train.is_empty() {
         bail!("fold {fold}: no training query with a relevant and a non-relevant candidate");
     }
     let params = ansel_torch::trainable(vs);
     let mut opt = ansel_torch::AdamW::new(&params);
     let state_path = dir.join("state.json");
-    let (ckpt, optim) = (
+    let (ckpt, optim, best) = (
         dir.join("checkpoint.safetensors"),
         dir.join("optim.safetensors"),
+        dir.join("best.safetensors"),
     );
     let mut state = FoldState {
         rng: args.seed ^ (fold as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -391,7 +509,21 @@ fn train_fold(
         state.step += 1;
         opt.step(&params, args.lr, 0.0, state.step);
         state.loss_sum += loss.double_value(&[]);
-        if state.step.is_multiple_of(args.checkpoint_every) || state.step == args.steps {
+        let last = state.step == args.steps;
+        let evaluate =
+            !split.dev.is_empty() && (state.step.is_multiple_of(args.eval_every.max(1)) || last);
+        if evaluate {
+            let scores = score_queries(net, corpus, candidates, split.dev);
+            let map = candidate_map(candidates, split.dev, &scores);
+            let best_map = state.dev_maps.iter().map(|d| d.1).fold(f64::MIN, f64::max);
+            state.dev_maps.push((state.step, map));
+            if map > best_map {
+                ansel_torch::save_vars(vs, &best)?;
+                state.best_step = state.step;
+            }
+            eprintln!("fold {fold}: step {} inner-dev MAP {map:.4}", state.step);
+        }
+        if state.step.is_multiple_of(args.checkpoint_every) || last {
             let span = (state.step - 1) % args.checkpoint_every + 1;
             state.losses.push(state.loss_sum / span as f64);
             state.loss_sum = 0.0;
@@ -406,6 +538,15 @@ fn train_fold(
         }
     }
     save(&mut state, &opt)?;
+    if state.best_step > 0 && state.best_step < state.step {
+        eprintln!(
+            "fold {fold}: scoring with step {} (inner-dev best)",
+            state.best_step
+        );
+        ansel_torch::load_vars(vs, &best)?;
+    } else {
+        state.best_step = state.step;
+    }
     Ok(state)
 }
 
@@ -427,6 +568,33 @@ mod tests {
             id: id.into(),
             bodies: vec![ParaBody::Text(text.into())],
         }
+    }
+
+    #[test]
+    fn inner_dev_is_a_seeded_share_of_the_training_articles() {
+        let articles: Vec<String> = (0..40).map(|i| format!("a{i}")).collect();
+        let pick = |seed| inner_dev_articles(articles.iter().map(String::as_str), 0.1, seed);
+        assert_eq!(pick(3).len(), 4);
+        assert_eq!(pick(3), pick(3), "seeded");
+        assert_ne!(pick(3), pick(4));
+        assert!(inner_dev_articles(articles.iter().map(String::as_str), 0.0, 3).is_empty());
+        let mut v: Vec<usize> = (0..10).collect();
+        sample_in_place(&mut v, 4, 9);
+        assert_eq!(v.len(), 4);
+        assert!(v.windows(2).all(|w| w[0] < w[1]), "kept in order: {v:?}");
+    }
+
+    #[test]
+    fn candidate_map_ranks_by_score() {
+        let c = |relevant| Candidate {
+            para: 0,
+            features: [0.0; 3],
+            relevant,
+        };
+        let cands = vec![vec![c(false), c(true), c(false), c(true)]];
+        // Relevant at ranks 1 and 4: (1 + 2/4) / 2.
+        let map = candidate_map(&cands, &[0], &[vec![0.5, 0.9, 0.7, 0.1]]);
+        assert!((map - 0.75).abs() < 1e-9, "{map}");
     }
 
     #[test]
@@ -452,7 +620,10 @@ mod tests {
             [corpus.words.len() as i64, 10],
             (ansel_torch::tch::Kind::Float, Device::Cpu),
         );
-        for variant in [Variant::Full, Variant::NoTrans, Variant::NoSim] {
+        let settings = [Variant::Full, Variant::NoTrans, Variant::NoSim]
+            .into_iter()
+            .flat_map(|v| [(v, net::BranchInit::Random), (v, net::BranchInit::Zero)]);
+        for (variant, branch_init) in settings {
             ansel_torch::tch::manual_seed(1);
             let vs = nn::VarStore::new(Device::Cpu);
             let config = NetConfig {
@@ -464,6 +635,7 @@ mod tests {
                 max_ngram: 3,
                 kmax: 3,
                 feature_dim: 4,
+                branch_init,
             };
             let net = StNet::new(&vs.root(), config, emb.shallow_clone());
             let items = [
@@ -483,7 +655,18 @@ mod tests {
                 opt.step(&params, 1e-2, 0.0, step);
             }
             let s = Vec::<f32>::try_from(net.score(&batch)).unwrap();
-            assert!(s[0] > s[1], "{variant:?}: {s:?}");
+            assert!(s[0] > s[1], "{variant:?} {branch_init:?}: {s:?}");
+            if branch_init == net::BranchInit::Zero {
+                // The silenced branches' weights started at zero and training moved them.
+                let w =
+                    Vec::<f32>::try_from(vs.variables()["scorer.weight"].flatten(0, -1)).unwrap();
+                let branch = if variant == Variant::NoTrans {
+                    &w[4..]
+                } else {
+                    &w[..10]
+                };
+                assert!(branch.iter().any(|x| *x != 0.0), "{variant:?}: {w:?}");
+            }
         }
     }
 }

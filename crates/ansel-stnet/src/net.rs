@@ -47,6 +47,18 @@ impl Variant {
     }
 }
 
+/// How the scorer's weights on the neural branches (a and psi) start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum BranchInit {
+    /// Like every other layer (the records of runs before this option).
+    #[default]
+    Random,
+    /// Zero: the network starts as its feature encoder alone and a branch counts only once
+    /// training has given it weight, so an untrained branch adds no noise to the ranking.
+    Zero,
+}
+
 /// Hyper-parameters of the network.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NetConfig {
@@ -65,6 +77,8 @@ pub struct NetConfig {
     pub kmax: i64,
     /// Width of the feature encoding f(s, p).
     pub feature_dim: i64,
+    #[serde(default)]
+    pub branch_init: BranchInit,
 }
 
 /// Per path word features of the feature encoder: kind one-hot (3), IDF, log(1 + tf), match.
@@ -270,6 +284,16 @@ impl StNet {
         };
         let scorer_in = fd + if trans { n } else { 0 } + if sim { n } else { 0 };
         let norms = embeddings.norm_scalaropt_dim(2, [1], true).clamp_min(1e-6);
+        let scorer = nn::linear(vs / "scorer", scorer_in, 1, Default::default());
+        if config.branch_init == BranchInit::Zero {
+            // The scorer reads [a, f, psi]: silence every column but f's.
+            let a = if trans { n } else { 0 };
+            ansel_torch::tch::no_grad(|| {
+                let w = scorer.ws.shallow_clone();
+                let _ = w.narrow(1, 0, a).zero_();
+                let _ = w.narrow(1, a + fd, scorer_in - a - fd).zero_();
+            });
+        }
         StNet {
             attn_out: trans.then(|| nn::linear(vs / "attn_out", n, n, Default::default())),
             unit_embeddings: &embeddings / norms,
@@ -286,7 +310,7 @@ impl StNet {
                 fd,
                 Default::default(),
             ),
-            scorer: nn::linear(vs / "scorer", scorer_in, 1, Default::default()),
+            scorer,
             config,
         }
     }

@@ -1,6 +1,6 @@
-//! The one optimizer of ansel's trainers: AdamW with decoupled weight decay (none on biases
-//! and LayerNorm), whose moments are saved with a checkpoint so that a resumed run continues
-//! exactly; plus gradient clipping and zeroing over named parameters, and atomic safetensors
+//! The optimizers of ansel's trainers: AdamW with decoupled weight decay (none on biases
+//! and LayerNorm), and RMSprop (the thesis' community-QA networks), whose moments are saved with
+//! a checkpoint so that a resumed run continues exactly; plus gradient clipping and zeroing over named parameters, and atomic safetensors
 //! files of named tensors.
 //!
 //! Parameters are `BTreeMap<String, Tensor>` (name -> leaf tensor): a transformer's own table,
@@ -96,6 +96,61 @@ impl AdamW {
                 *t = expect_tensor(&found, path, &format!("{prefix}.{n}"), &t.size())?
                     .to_kind(Kind::Float);
             }
+        }
+        Ok(())
+    }
+}
+
+/// RMSprop (Tieleman & Hinton), as Keras and PyTorch define it: a running mean of squared
+/// gradients (decay `RHO`) divides each step.
+pub struct RmsProp {
+    square: BTreeMap<String, Tensor>,
+}
+
+impl RmsProp {
+    pub const RHO: f64 = 0.9;
+    pub const EPS: f64 = 1e-7;
+
+    pub fn new(params: &BTreeMap<String, Tensor>) -> RmsProp {
+        RmsProp {
+            square: params
+                .iter()
+                .map(|(n, p)| (n.clone(), p.zeros_like().detach()))
+                .collect(),
+        }
+    }
+
+    /// One step at learning rate `lr`; parameters without a gradient are left alone.
+    pub fn step(&mut self, params: &BTreeMap<String, Tensor>, lr: f64) {
+        tch::no_grad(|| {
+            for (name, p) in params {
+                let g = p.grad();
+                let Some(sq) = self.square.get_mut(name).filter(|_| g.defined()) else {
+                    continue;
+                };
+                let _ = sq.g_mul_scalar_(Self::RHO);
+                let _ = sq.g_add_(&(&g * &g * (1.0 - Self::RHO)));
+                let update = &g / (sq.sqrt() + Self::EPS) * lr;
+                let _ = p.shallow_clone().g_sub_(&update);
+            }
+        });
+    }
+
+    /// Writes the running means (`sq.<name>`) as safetensors, atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let all: Vec<(String, Tensor)> = self
+            .square
+            .iter()
+            .map(|(n, t)| (format!("sq.{n}"), t.shallow_clone()))
+            .collect();
+        write_tensors(path, &all)
+    }
+
+    /// Reads what [`RmsProp::save`] wrote; every parameter's mean must be there, with its shape.
+    pub fn load(&mut self, path: &Path) -> Result<()> {
+        let found = read_tensors(path)?;
+        for (n, t) in self.square.iter_mut() {
+            *t = expect_tensor(&found, path, &format!("sq.{n}"), &t.size())?.to_kind(Kind::Float);
         }
         Ok(())
     }
@@ -253,6 +308,28 @@ mod tests {
         }
         // The bias is not decayed.
         assert!((values(&p["lin.bias"])[0] - 0.4).abs() < 1e-5);
+    }
+
+    #[test]
+    fn rmsprop_steps_by_the_running_mean_and_resumes_from_its_file() {
+        let p = params();
+        let mut opt = RmsProp::new(&p);
+        backward(&p);
+        // Step 1: sq = 0.1 g^2, so the update is lr * g / sqrt(0.1 g^2) = lr / sqrt(0.1) sign(g).
+        opt.step(&p, 0.01);
+        let w = values(&p["lin.weight"]);
+        let d = 0.01 / 0.1f32.sqrt();
+        for (a, b) in w.iter().zip([1.0 - d, -2.0 + d, 3.0 - d]) {
+            assert!((a - b).abs() < 1e-5, "{w:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rms.safetensors");
+        opt.save(&path).unwrap();
+        let mut again = RmsProp::new(&p);
+        again.load(&path).unwrap();
+        let sq = |o: &RmsProp| values(&o.square["lin.weight"]);
+        assert_eq!(sq(&opt), sq(&again));
+        assert!(sq(&again).iter().all(|x| *x > 0.0));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! index changes, then again to add it, so that memory stays bounded by the largest document.
 
 use ansel_index::documents::{document_files, for_each_document, read_file};
-use ansel_index::{Document, SentenceIndex, SentenceWriter};
+use ansel_index::{Document, SentenceIndex, SentenceWriter, Unit, VectorFormat};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -100,9 +100,37 @@ pub fn add_files_with(
     Ok(added)
 }
 
-/// Adds documents given in memory and commits; returns the sentences added.
-pub fn add_documents(index: &SentenceIndex, documents: &[Document]) -> Result<usize> {
-    let mut writer: SentenceWriter = index.writer()?;
+/// Opens the index at `dir`, creating it when missing: a new index holds `unit`s (sentences
+/// when `None`); an existing one keeps what it holds and refuses another `unit`.
+pub fn open_index(dir: &Path, unit: Option<Unit>) -> Result<SentenceIndex> {
+    Ok(match unit {
+        Some(unit) => SentenceIndex::open_or_create_with(dir, unit)?,
+        None => SentenceIndex::open_or_create(dir)?,
+    })
+}
+
+/// A writer of `index` that keeps its vectors in step: with `dense` (a sentence encoder spec),
+/// or the encoder an index with vectors records, every record added is encoded too (only a new
+/// or empty index takes vectors; one that has them refuses another encoder).
+pub fn writer_for(
+    index: &SentenceIndex,
+    dense: Option<&str>,
+    format: Option<VectorFormat>,
+) -> Result<SentenceWriter> {
+    let recorded = index.dense_settings()?.map(|d| d.model);
+    Ok(match dense.map(str::to_string).or(recorded) {
+        None => index.writer()?,
+        Some(model) => index.dense_writer(crate::dense::load_encoder(&model)?, format)?,
+    })
+}
+
+/// Adds documents given in memory through `writer` (of `index`) and commits; returns the
+/// sentences added.
+pub fn add_documents(
+    index: &SentenceIndex,
+    mut writer: SentenceWriter,
+    documents: &[Document],
+) -> Result<usize> {
     let mut sentences = 0;
     for document in documents {
         sentences += writer.add(document)?;

@@ -61,9 +61,13 @@ class Index:
         self,
         path: Union[str, PathLike],
         model: str = ...,
-        prune_model: str = "bm25",
-        keep: int = 30,
-        retrieve: int = 100,
+        prune_model: str = ...,
+        keep: int = 2,
+        retrieve: int = 20,
+        unit: Optional[str] = None,
+        dense: Optional[str] = None,
+        retriever: str = "bm25",
+        fusion_depth: int = 100,
     ) -> None: ...
     @property
     def path(self) -> str: ...
@@ -76,7 +80,13 @@ class Index:
         max_document_bytes: int = ...,
     ) -> Dict[str, int]:
         """Adds .txt/.md/.jsonl files or folders as `ansel index` does."""
-    def ask(self, question: str, top_k: int = 5, budget_ms: Optional[int] = None) -> List[Answer]:
+    def ask(
+        self,
+        question: str,
+        top_k: int = 5,
+        budget_ms: Optional[int] = None,
+        retriever: Optional[str] = None,
+    ) -> List[Answer]:
         """The best answer sentences with their context, best first."""
     def stats(self) -> Dict[str, int]:
-        """{"documents", "sentences"} in the index."""
+        """{"documents", "sentences", "unit"} of the index."""

@@ -1,6 +1,6 @@
-use ansel::indexing::{add_files_with, check_files, Progress};
+use ansel::indexing::{add_files_with, check_files, open_index, writer_for, Progress};
 use ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES;
-use ansel_index::{SentenceIndex, Unit, VectorFormat};
+use ansel_index::{Unit, VectorFormat};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -46,27 +46,20 @@ pub fn run(args: IndexArgs) -> Result<()> {
     }
     let start = Instant::now();
     let checked = check_files(&args.paths, args.max_document_bytes)?;
-    let index = match args.unit.as_deref() {
-        Some("passage") => SentenceIndex::open_or_create_with(&args.index, Unit::Passage)?,
-        Some(_) => SentenceIndex::open_or_create_with(&args.index, Unit::Sentence)?,
-        None => SentenceIndex::open_or_create(&args.index)?,
+    let unit = match args.unit.as_deref() {
+        Some("passage") => Some(Unit::Passage),
+        Some(_) => Some(Unit::Sentence),
+        None => None,
     };
+    let index = open_index(&args.index, unit)?;
     let unit = index.unit().name();
-    // An index with vectors keeps them in step: its new records are encoded too.
-    let recorded = index.dense_settings()?.map(|d| d.model);
-    let writer = match args.dense.or(recorded) {
-        None => index.writer()?,
-        Some(model) => {
-            let format = args
-                .dense_format
-                .as_deref()
-                .map(str::parse::<VectorFormat>)
-                .transpose()
-                .map_err(anyhow::Error::msg)?;
-            let encoder = ansel::dense::load_encoder(&model)?;
-            index.dense_writer(encoder, format)?
-        }
-    };
+    let format = args
+        .dense_format
+        .as_deref()
+        .map(str::parse::<VectorFormat>)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let writer = writer_for(&index, args.dense.as_deref(), format)?;
     let dense = index.dense_settings()?;
     let bar = ProgressBar::new(checked.documents as u64).with_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} documents, {msg} [{elapsed}]",

@@ -28,6 +28,8 @@ const LOADERS: &[(&str, Loader)] = &[
     (ansel_bert::BI_KIND, load_bi_encoder),
     #[cfg(feature = "torch")]
     (ansel_graph::KIND, eqag::load),
+    #[cfg(feature = "torch")]
+    (ansel_cqa::KIND, load_cqa),
     (ansel_onnx::KIND, load_onnx),
 ];
 
@@ -62,6 +64,11 @@ fn load_onnx(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
 #[cfg(feature = "torch")]
 fn load_cassie(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_cassie::CassieRanker::load(dir, card)?))
+}
+
+#[cfg(feature = "torch")]
+fn load_cqa(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_cqa::CqaRanker::load(dir, card)?))
 }
 
 #[cfg(feature = "torch")]

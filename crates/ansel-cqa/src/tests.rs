@@ -1,0 +1,210 @@
+use super::*;
+use crate::net::{Inputs, NetConfig};
+
+fn config(inputs: Inputs, heads: [bool; 3]) -> NetConfig {
+    NetConfig {
+        inputs,
+        share_questions: false,
+        heads,
+        word_dim: 4,
+        feature_dim: 2,
+        filters: 6,
+        width: 3,
+        hidden: 5,
+        input_dropout: 0.0,
+        hidden_dropout: 0.0,
+    }
+}
+
+fn toy() -> (Vocabulary, Vec<f32>, Vec<Triple>) {
+    let words: Vec<String> = ["<pad>", "<unk>", "visa", "salary", "beach", "rent", "car"]
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    ansel_torch::tch::manual_seed(3);
+    let rows = Vec::<f32>::try_from(ansel_torch::tch::Tensor::randn(
+        [7 * 4],
+        (ansel_torch::tch::Kind::Float, Device::Cpu),
+    ))
+    .unwrap();
+    // Task C: the comment answers when it shares the new question's topic word.
+    let topics = ["visa", "salary", "beach", "rent", "car"];
+    let mut triples = Vec::new();
+    for (i, q) in topics.iter().enumerate() {
+        for (j, c) in topics.iter().enumerate() {
+            triples.push(Triple {
+                q_new: format!("{q} question"),
+                q_rel: format!("{} question", topics[(i + 1) % 5]),
+                comment: format!("about {c}"),
+                thread: j,
+                position: 0,
+                labels: [None, Some(i % 2 == 0), Some(i == j)],
+            });
+        }
+    }
+    (Vocabulary::new(words), rows, triples)
+}
+
+#[test]
+fn each_variant_learns_the_toy_task_and_unbuilt_heads_cost_nothing() {
+    let (vocab, rows, triples) = toy();
+    for (inputs, heads) in [
+        (Inputs::Pair, [false, false, true]),
+        (Inputs::Triplet, [false, false, true]),
+        (Inputs::Triplet, [true, true, true]),
+    ] {
+        ansel_torch::tch::manual_seed(1);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let net = CqaNet::new(&vs.root(), config(inputs, heads), &rows);
+        let params = ansel_torch::trainable(&vs);
+        let mut opt = ansel_torch::RmsProp::new(&params);
+        let refs: Vec<&Triple> = triples.iter().collect();
+        let batch = Batch::new(&refs, &vocab, inputs);
+        let loss_of = || {
+            net.loss(&net.forward(&batch, false), &batch)
+                .double_value(&[])
+        };
+        let first = loss_of();
+        for _ in 0..150 {
+            let loss = net.loss(&net.forward(&batch, true), &batch);
+            ansel_torch::zero_gradients(&params);
+            loss.backward();
+            opt.step(&params, 1e-2);
+        }
+        let last = loss_of();
+        assert!(
+            last < first * 0.5,
+            "{inputs:?} {heads:?}: {first} -> {last}"
+        );
+        let loaded = Loaded {
+            vs,
+            net,
+            vocab: Vocabulary::new(vocab.words.clone()),
+        };
+        let scores = loaded.score_triples(&triples);
+        for i in 0..5 {
+            let row = &scores[i * 5..i * 5 + 5];
+            let best = (0..5).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
+            assert_eq!(best, i, "{inputs:?} {heads:?}: {row:?}");
+        }
+        if heads == [false, false, true] {
+            // Task B labels are there but no B head: the loss is task C's alone.
+            let c_only = loaded.net.loss(&loaded.net.forward(&batch, false), &batch);
+            let logits = loaded.net.forward(&batch, false);
+            let expect = logits
+                .select(1, 2)
+                .binary_cross_entropy_with_logits::<ansel_torch::tch::Tensor>(
+                    &batch.labels.select(1, 2),
+                    None,
+                    None,
+                    ansel_torch::tch::Reduction::Mean,
+                );
+            assert!((c_only.double_value(&[]) - expect.double_value(&[])).abs() < 1e-5);
+        }
+    }
+}
+
+#[test]
+fn a_missing_label_adds_no_loss() {
+    let (vocab, rows, mut triples) = toy();
+    ansel_torch::tch::manual_seed(1);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = CqaNet::new(
+        &vs.root(),
+        config(Inputs::Triplet, [true, true, true]),
+        &rows,
+    );
+    let loss = |t: &[Triple]| {
+        let refs: Vec<&Triple> = t.iter().collect();
+        let b = Batch::new(&refs, &vocab, Inputs::Triplet);
+        net.loss(&net.forward(&b, false), &b).double_value(&[])
+    };
+    let before = loss(&triples);
+    // Task A has no label anywhere: flipping what a missing label would be changes nothing.
+    for t in &mut triples {
+        t.labels[0] = None;
+    }
+    assert!((loss(&triples) - before).abs() < 1e-6);
+}
+
+#[test]
+fn overlap_marks_shared_words_and_the_pair_model_ignores_q_rel() {
+    let (vocab, _, _) = toy();
+    let t = Triple {
+        q_new: "visa rent".into(),
+        q_rel: "car".into(),
+        comment: "car visa".into(),
+        thread: 12,
+        position: 1,
+        labels: [None, None, Some(true)],
+    };
+    let marks = |inputs| {
+        let b = Batch::new(&[&t], &vocab, inputs);
+        Vec::<i64>::try_from(b.overlap[2].flatten(0, -1)).unwrap()
+    };
+    assert_eq!(
+        marks(Inputs::Triplet),
+        [2, 2],
+        "car in q_rel, visa in q_new"
+    );
+    assert_eq!(
+        marks(Inputs::Pair),
+        [1, 2],
+        "q_rel unread by the pair model"
+    );
+    let b = Batch::new(&[&t], &vocab, Inputs::Pair);
+    assert_eq!(
+        Vec::<i64>::try_from(b.ranks.flatten(0, -1)).unwrap(),
+        [9, 1],
+        "clamped"
+    );
+}
+
+#[test]
+fn a_saved_model_loads_and_scores_a_task_c_list_as_trained() {
+    let (vocab, rows, _) = toy();
+    let dir = tempfile::tempdir().unwrap();
+    ansel_torch::tch::manual_seed(1);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let cfg = config(Inputs::Triplet, [true, true, true]);
+    let net = CqaNet::new(&vs.root(), cfg.clone(), &rows);
+    let loaded = Loaded { vs, net, vocab };
+    ansel_torch::save_vars(&loaded.vs, &dir.path().join(WEIGHTS_FILE)).unwrap();
+    std::fs::write(dir.path().join(VOCAB_FILE), loaded.vocab.words.join("\n")).unwrap();
+    let card = ModelCard::new(KIND, "toy", serde_json::to_value(&cfg).unwrap());
+    let ranker = CqaRanker::load(dir.path(), &card).unwrap();
+    let candidate = |id: &str, rel: &str, text: &str| ansel_data::Candidate {
+        id: id.into(),
+        text: text.into(),
+        label: None,
+        context: Some(ansel_data::DocContext {
+            doc_id: "Q1".into(),
+            title: Some(rel.into()),
+            position: 0,
+            prev: None,
+            next: None,
+        }),
+    };
+    let question = Question {
+        id: "Q1".into(),
+        text: "visa question".into(),
+        candidates: vec![
+            candidate("c1", "rent", "about visa"),
+            candidate("c2", "rent", "about car"),
+            candidate("c3", "car", "beach"),
+        ],
+    };
+    let scores = ranker.score(&question).unwrap();
+    let triples = data::question_triples(&question, None);
+    assert_eq!(scores, loaded.score_triples(&triples));
+    assert_eq!(scores.len(), 3);
+    let broken = ModelCard::new(KIND, "toy", serde_json::json!({"inputs": 3}));
+    let err = CqaRanker::load(dir.path(), &broken)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("model.json") && err.contains("config"),
+        "{err}"
+    );
+}

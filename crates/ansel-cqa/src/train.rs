@@ -1,0 +1,352 @@
+//! Training the chapter-8 networks: triples from SemEval files (a seeded tuning split by
+//! original question, dev questions excluded), the extended data, RMSprop on the sum of the
+//! heads' losses, early stopping on the tuning lists' official task C MAP; resumable per epoch.
+
+use crate::data::{self, Triple};
+use crate::net::{Batch, CqaNet, Inputs, NetConfig, Vocabulary, PAD, UNK};
+use crate::{Loaded, KIND, VOCAB_FILE, WEIGHTS_FILE};
+use ansel_data::{CqaTask, Question};
+use ansel_model::train::{EarlyStopping, TrainingLog};
+use ansel_model::{ModelCard, TrainingRecord};
+use ansel_torch::tch::{nn, Device};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `ansel-lab cqa train`: what to train on and how.
+#[derive(clap::Args, Debug, Clone, Serialize)]
+pub struct TrainArgs {
+    /// SemEval-2016 Task 3 files (full XML, `.xml` or `.xml.gz`) whose original questions' task C
+    /// lists are trained on (task A and B labels are used where the file has them).
+    #[arg(long, required = true, num_args = 1..)]
+    pub train: Vec<PathBuf>,
+    /// `-subtaskA` files whose threads become the extended data (thesis section 8.2.1).
+    #[arg(long, num_args = 1..)]
+    pub extended: Vec<PathBuf>,
+    /// Files whose questions stay out of training (the dev set): their original questions are
+    /// dropped from --train and their related questions from --extended.
+    #[arg(long, num_args = 1..)]
+    pub exclude: Vec<PathBuf>,
+    /// Share of each --train file's original questions held out for early stopping.
+    #[arg(long, default_value_t = 0.1)]
+    pub tune_fraction: f64,
+    #[arg(long, value_enum, default_value = "triplet")]
+    pub inputs: Inputs,
+    /// Tasks whose heads are trained (letters of a, b, c; c is the one scored).
+    #[arg(long, default_value = "abc")]
+    pub tasks: String,
+    /// One encoder for the new and the related question.
+    #[arg(long)]
+    pub share_questions: bool,
+    #[arg(long, default_value_t = 1e-3)]
+    pub lr: f64,
+    #[arg(long, default_value_t = 32)]
+    pub batch_size: usize,
+    #[arg(long, default_value_t = 100)]
+    pub max_epochs: usize,
+    /// Epochs without a better tuning MAP before stopping (the thesis: 10).
+    #[arg(long, default_value_t = 10)]
+    pub patience: usize,
+    #[arg(long, default_value_t = 0.4)]
+    pub input_dropout: f64,
+    #[arg(long, default_value_t = 0.7)]
+    pub hidden_dropout: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Model directory (model.json, weights, vocabulary, training log, checkpoints).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Continue from the last epoch's checkpoint in --out.
+    #[arg(long)]
+    pub resume: bool,
+    /// Name recorded in model.json.
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// Where training stands after an epoch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct State {
+    epoch: usize,
+    rng: u64,
+    stopping: EarlyStopping,
+    seconds: f64,
+}
+
+/// The triples and lists a run reads.
+pub struct Data {
+    pub train: Vec<Triple>,
+    pub tune: Vec<(Question, Vec<Triple>)>,
+    pub counts: serde_json::Value,
+}
+
+fn heads(tasks: &str) -> Result<[bool; 3]> {
+    if tasks.is_empty() || !tasks.chars().all(|c| "abc".contains(c)) {
+        bail!("--tasks {tasks:?}: letters of a, b, c expected");
+    }
+    if !tasks.contains('c') {
+        bail!("--tasks must include c (the task the model scores)");
+    }
+    Ok(data::TASKS.map(|t| tasks.contains(t.name())))
+}
+
+/// Reads the training files, splits off the tuning lists and builds the extended data.
+pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
+    let mut excluded_questions = HashSet::new();
+    let mut excluded_related = HashSet::new();
+    for path in &args.exclude {
+        let file = data::read_file(path)?;
+        for org in &file.originals {
+            excluded_questions.insert(ansel_data::readers::semeval::join_subject_body(
+                &org.subject,
+                &org.body,
+            ));
+        }
+        for t in file.threads() {
+            excluded_related.insert(ansel_data::readers::semeval::join_subject_body(
+                &t.question.subject,
+                &t.question.body,
+            ));
+        }
+    }
+    let (mut train, mut tune) = (Vec::new(), Vec::new());
+    let mut tune_threads = HashSet::new();
+    let mut dropped = 0;
+    for path in &args.train {
+        let file = data::read_file(path)?;
+        let (fit, held) = file.split_originals(args.tune_fraction, args.seed);
+        for t in held.threads() {
+            tune_threads.insert(t.question.id.clone());
+            excluded_related.insert(ansel_data::readers::semeval::join_subject_body(
+                &t.question.subject,
+                &t.question.body,
+            ));
+        }
+        let lists = data::labelled_lists(path, &fit, &excluded_questions)?;
+        dropped += fit.originals.len() - lists.len();
+        train.extend(lists.into_iter().flat_map(|(_, t)| t));
+        tune.extend(data::labelled_lists(path, &held, &excluded_questions)?);
+    }
+    let mut extended = 0;
+    for path in &args.extended {
+        let file = data::read_file(path)?;
+        let lists: Vec<Question> = file
+            .task_questions(path, CqaTask::A)?
+            .into_iter()
+            .filter(|q| !tune_threads.contains(&q.id) && !excluded_related.contains(&q.text))
+            .collect();
+        for list in data::extended_triples(&lists) {
+            extended += list.len();
+            train.extend(list);
+        }
+    }
+    let positives = |k: usize| train.iter().filter(|t| t.labels[k] == Some(true)).count();
+    let labelled = |k: usize| train.iter().filter(|t| t.labels[k].is_some()).count();
+    let counts = serde_json::json!({
+        "train_triples": train.len(),
+        "extended_triples": extended,
+        "dropped_original_questions": dropped,
+        "tune_questions": tune.len(),
+        "labelled": {"a": labelled(0), "b": labelled(1), "c": labelled(2)},
+        "positive": {"a": positives(0), "b": positives(1), "c": positives(2)},
+    });
+    Ok(Data {
+        train,
+        tune,
+        counts,
+    })
+}
+
+/// The vocabulary of the training triples' words that have a vector, and its rows.
+fn vocabulary(train: &[Triple], vectors: &ansel_vectors::WordVectors) -> (Vocabulary, Vec<f32>) {
+    let mut words = vec!["<pad>".to_string(), "<unk>".to_string()];
+    let mut seen: HashSet<String> = words.iter().cloned().collect();
+    for t in train {
+        for text in [&t.q_new, &t.q_rel, &t.comment] {
+            for w in data::words(text) {
+                if vectors.get(&w).is_some() && seen.insert(w.clone()) {
+                    words.push(w);
+                }
+            }
+        }
+    }
+    let dim = vectors.dim();
+    let mut rows = vec![0f32; words.len() * dim];
+    for (i, w) in words.iter().enumerate().skip((UNK + 1) as usize) {
+        if let Some(v) = vectors.get(w) {
+            rows[i * dim..(i + 1) * dim].copy_from_slice(&v);
+        }
+    }
+    debug_assert_eq!(words[PAD as usize], "<pad>");
+    (Vocabulary::new(words), rows)
+}
+
+/// Official task C MAP of the network over the lists.
+pub(crate) fn lists_map(loaded: &Loaded, lists: &[(Question, Vec<Triple>)]) -> f64 {
+    let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
+    let scores: Vec<Vec<f32>> = lists.iter().map(|(_, t)| loaded.score_triples(t)).collect();
+    ansel_eval::semeval_scores(&questions, &scores).map
+}
+
+fn next(state: &mut u64) -> u64 {
+    // SplitMix64.
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Trains a model into `args.out` and returns its card.
+pub fn train(args: &TrainArgs) -> Result<ModelCard> {
+    ansel_torch::init(args.threads, args.seed);
+    let heads = heads(&args.tasks)?;
+    if args.batch_size == 0 {
+        bail!("--batch-size must be at least 1");
+    }
+    let data = read_data(args)?;
+    if data.train.is_empty() || data.tune.is_empty() {
+        bail!("no training triples or no tuning lists: check --train and --tune-fraction");
+    }
+    let vectors = ansel_vectors::VectorSource::Glove
+        .load(&ansel_vectors::models_dir())
+        .context("GloVe 50d (vendor/models/glove-6b-50d)")?;
+    let (vocab, rows) = vocabulary(&data.train, &vectors);
+    let config = NetConfig {
+        inputs: args.inputs,
+        share_questions: args.share_questions,
+        heads,
+        word_dim: vectors.dim() as i64,
+        feature_dim: 5,
+        filters: 100,
+        width: 5,
+        hidden: 100,
+        input_dropout: args.input_dropout,
+        hidden_dropout: args.hidden_dropout,
+    };
+    ansel_torch::tch::manual_seed(args.seed as i64);
+    let mut vs = nn::VarStore::new(Device::Cpu);
+    let net = CqaNet::new(&vs.root(), config.clone(), &rows);
+    let params = ansel_torch::trainable(&vs);
+    let mut opt = ansel_torch::RmsProp::new(&params);
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let ckpt_dir = args.out.join("checkpoint");
+    std::fs::create_dir_all(&ckpt_dir)?;
+    let (ckpt, optim, best, state_path) = (
+        ckpt_dir.join("weights.safetensors"),
+        ckpt_dir.join("optim.safetensors"),
+        ckpt_dir.join("best.safetensors"),
+        ckpt_dir.join("state.json"),
+    );
+    let mut state = State {
+        epoch: 0,
+        rng: args.seed,
+        stopping: EarlyStopping::new(args.patience),
+        seconds: 0.0,
+    };
+    if args.resume && state_path.is_file() {
+        state = serde_json::from_str(&std::fs::read_to_string(&state_path)?)
+            .with_context(|| format!("cannot read {}", state_path.display()))?;
+        ansel_torch::load_vars(&mut vs, &ckpt)?;
+        opt.load(&optim)?;
+        eprintln!("resuming after epoch {}", state.epoch);
+    }
+    let mut log = TrainingLog::open(&args.out)?;
+    let loaded = Loaded { vs, net, vocab };
+    let started = Instant::now();
+    let seconds0 = state.seconds;
+    while state.epoch < args.max_epochs && !state.stopping.should_stop() {
+        let epoch_start = Instant::now();
+        let mut order: Vec<(u64, usize)> = (0..data.train.len())
+            .map(|i| (next(&mut state.rng), i))
+            .collect();
+        order.sort_unstable();
+        let mut loss_sum = 0.0;
+        let mut batches = 0;
+        for chunk in order.chunks(args.batch_size) {
+            let triples: Vec<&Triple> = chunk.iter().map(|&(_, i)| &data.train[i]).collect();
+            let batch = Batch::new(&triples, &loaded.vocab, args.inputs);
+            let logits = loaded.net.forward(&batch, true);
+            let loss = loaded.net.loss(&logits, &batch);
+            ansel_torch::zero_gradients(&params);
+            loss.backward();
+            opt.step(&params, args.lr);
+            loss_sum += loss.double_value(&[]);
+            batches += 1;
+        }
+        state.epoch += 1;
+        let tune_map = lists_map(&loaded, &data.tune);
+        if state.stopping.observe(state.epoch, tune_map) {
+            ansel_torch::save_vars(&loaded.vs, &best)?;
+        }
+        state.seconds = seconds0 + started.elapsed().as_secs_f64();
+        let entry = serde_json::json!({
+            "epoch": state.epoch,
+            "loss": loss_sum / batches.max(1) as f64,
+            "tune_map": tune_map,
+            "seconds": epoch_start.elapsed().as_secs_f64(),
+            "triples_per_second": data.train.len() as f64 / epoch_start.elapsed().as_secs_f64(),
+        });
+        log.append(&entry)?;
+        eprintln!("{entry}");
+        ansel_torch::save_vars(&loaded.vs, &ckpt)?;
+        opt.save(&optim)?;
+        ansel_model::write_atomic(&state_path, serde_json::to_string(&state)?.as_bytes())?;
+    }
+    let mut vs = loaded.vs;
+    ansel_torch::load_vars(&mut vs, &best)?;
+    let loaded = Loaded {
+        vs,
+        net: loaded.net,
+        vocab: loaded.vocab,
+    };
+    let tune_map = lists_map(&loaded, &data.tune);
+    ansel_torch::save_vars(&loaded.vs, &args.out.join(WEIGHTS_FILE))?;
+    ansel_model::write_atomic(
+        &args.out.join(VOCAB_FILE),
+        (loaded.vocab.words.join("\n") + "\n").as_bytes(),
+    )?;
+    let name = args.name.clone().unwrap_or_else(|| {
+        format!(
+            "cqa-{}-{}{}",
+            match args.inputs {
+                Inputs::Pair => "pair",
+                Inputs::Triplet => "triplet",
+            },
+            args.tasks,
+            if args.extended.is_empty() { "" } else { "-ed" }
+        )
+    });
+    let mut card = ModelCard::new(KIND, &name, serde_json::to_value(&config)?);
+    card.training = Some(TrainingRecord {
+        train_data: args
+            .train
+            .iter()
+            .chain(&args.extended)
+            .map(|p| p.display().to_string())
+            .collect(),
+        dev_data: Some(format!(
+            "a seeded {} of each --train file's original questions (seed {})",
+            args.tune_fraction, args.seed
+        )),
+        hyperparameters: serde_json::json!({
+            "arguments": args,
+            "data": data.counts,
+            "optimizer": "rmsprop (rho 0.9)",
+            "parameters": loaded.parameters(),
+        }),
+        seed: args.seed,
+        epochs_completed: state.epoch,
+        best_epoch: state.stopping.best_epoch,
+        metrics: [("tune_official_map_c".to_string(), tune_map)].into(),
+        train_seconds: state.seconds,
+        ..Default::default()
+    });
+    card.write(&args.out)?;
+    Ok(card)
+}
