@@ -6,8 +6,12 @@
 # (gzipped; the top-100 runs the metrics are computed on stay in $WORK: at 100 paragraphs a query a
 # gzipped run is ~4 MB, over the repository's 2 MB limit per file) and each model's training record.
 # Resumable: rerun to continue an interrupted training (checkpoints in $WORK).
+# Each fold chooses its checkpoint on an inner dev set (10% of its training articles). STNet
+# variants are trained again with each seed of EXTRA_SEEDS (default 14; its folds differ
+# too) into $WORK-s<seed> (EXTRA_VARIANTS, default "full no-trans": -SIM is far below STNet with
+# the first seed), and the page compares the systems over the seeds as well.
 # Env: DATA (test200 folder), WORK (checkpoints, default target/trec-car), STEPS, BLOCKS, THREADS,
-# PYTREC_VENV (a venv with pytrec-eval-terrier; created when absent).
+# EXTRA_SEEDS, EXTRA_VARIANTS, PYTREC_VENV (a venv with pytrec-eval-terrier; created when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data/trec-car/test200-v1.5}
@@ -32,6 +36,16 @@ for v in full no-trans no-sim; do
   nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
     --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
   cp "$WORK/$name/training.json" "$OUT/$name.training.json"
+done
+export SEED_WORKS=""
+for seed in ${EXTRA_SEEDS-14}; do
+  for v in ${EXTRA_VARIANTS:-full no-trans}; do
+    name=stnet; [ $v != full ] && name=stnet-$v
+    echo "== $name, seed $seed"
+    nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-s$seed/$name" --seed "$seed" \
+      --run "$WORK-s$seed/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+  done
+  SEED_WORKS="$SEED_WORKS $WORK-s$seed"
 done
 
 echo "== results page (first pass: writes the fused article runs)"

@@ -117,6 +117,43 @@ if "stnet" in results and "bm25" in results:
     abl = [n for n in ["stnet-no-trans", "stnet-no-sim"] if n in h]
     ok = all(h["stnet"]["mean"]["map"] >= h[n]["mean"]["map"] for n in abl)
     p(f"STNet >= each ablation in MAP: {'yes' if ok else 'NO'}" + (" (" + ", ".join(f"{n} {h[n]['mean']['map']:.4f}" for n in abl) + ").\n"))
+seed_works = [w for w in os.environ.get("SEED_WORKS", "").split() if w]
+if seed_works and "stnet" in results:
+    # Every system again with other seeds (other folds too): per-seed MAP, their mean, and the
+    # paired tests on each query's AP averaged over the seeds.
+    seeds = {13: {n: results[n]["hierarchical"] for n in results if n != "bm25"}}
+    for w in seed_works:
+        seed = int(w.rsplit("-s", 1)[1])
+        seeds[seed] = {}
+        for name, _ in SYSTEMS[1:]:
+            run = os.path.join(w, f"{name}.run.gz")
+            if os.path.exists(run):
+                seeds[seed][name] = evaluate(f"{base}.hierarchical.qrels", run)
+    names = [n for n, _ in SYSTEMS[1:] if all(n in s for s in seeds.values())]
+    p(f"## Over {len(seeds)} seeds (hierarchical)\n")
+    p("Each seed trains every fold again from its own initialisation, sampling and article folds. Per-query AP")
+    p("is averaged over the seeds before the paired tests.\n")
+    p("| system | " + " | ".join(f"MAP seed {s}" for s in seeds) + " | mean MAP |")
+    p("|---|" + "---|" * (len(seeds) + 1))
+    qs = sorted(results["bm25"]["hierarchical"]["per_query"])
+    mean_ap = {"bm25": [results["bm25"]["hierarchical"]["per_query"][q]["map"] for q in qs]}
+    for n in names:
+        maps = [seeds[s][n]["mean"]["map"] for s in seeds]
+        mean_ap[n] = [sum(seeds[s][n]["per_query"].get(q, {"map": 0.0})["map"] for s in seeds) / len(seeds) for q in qs]
+        p(f"| {dict(SYSTEMS)[n]} | " + " | ".join(f"{m:.4f}" for m in maps) + f" | {sum(maps) / len(maps):.4f} |")
+    p("")
+    p("| comparison (seed-mean AP) | MAP ratio | difference | randomization p (10,000 sign flips) | paired t (p) |")
+    p("|---|---|---|---|---|")
+    for other in ["bm25", "stnet-no-trans", "stnet-no-sim"]:
+        if other in mean_ap and "stnet" in mean_ap:
+            a, b = mean_ap["stnet"], mean_ap[other]
+            t, tp = t_test(a, b)
+            p(f"| STNet vs {other} | {sum(a) / max(sum(b), 1e-12):.3f}x | {(sum(a) - sum(b)) / len(a):+.4f} | {randomization(a, b):.4f} | {t:.2f} ({tp:.2g}) |")
+    m = {n: sum(mean_ap[n]) / len(qs) for n in mean_ap}
+    abl = [n for n in ["stnet-no-trans", "stnet-no-sim"] if n in m]
+    if "stnet" in m:
+        ok = all(m["stnet"] >= m[n] for n in abl)
+        p(f"\n**Over the seeds: STNet {m['stnet']:.4f} = {m['stnet'] / m['bm25']:.3f}x BM25; STNet >= each ablation: {'yes' if ok else 'NO'}** (" + ", ".join(f"{n} {m[n]:.4f}" for n in abl) + ").\n")
 if training:
     p("## Training (5 article-level folds, 2 shared CPU cores, one libtorch thread)\n")
     p("| model | parameters | steps x pairs per fold | training wall time (all folds) | pairs/s | scoring (s, all folds) |")
@@ -130,7 +167,14 @@ if training:
     p(f"\nHyper-parameters: width n = {c['dim']} (frozen GloVe 6B 50d; {t['glove_known_words']:,} of {t['vocabulary']:,} words known, the others fixed random vectors),")
     p(f"{c['heads']} heads, {c['blocks']} blocks per encoder and decoder (the paper: 6, 300d), similarity module with {c['filters']} filters, kernels 1..{c['max_ngram']},")
     p(f"{c['kmax']}-max pooling and an LSTM of width n; feature encoder width {c['feature_dim']}; Adam lr {a['lr']}, pairwise hinge loss (margin 1) on the score before its ELU (the ELU, monotone, saturates at -1 and passed -SIM no gradient),")
-    p(f"{a['batch']} pairs per step, {a['steps']} steps per fold, paragraphs cut at {a['max_para']} words, BM25 top {a['depth']} re-ranked, seed {a['seed']}.")
+    p(f"{a['batch']} pairs per step, at most {a['steps']} steps per fold, paragraphs cut at {a['max_para']} words, BM25 top {a['depth']} re-ranked, seed {a['seed']}.")
+    if a.get("dev_fraction", 0) > 0:
+        p(f"Each fold holds out {a['dev_fraction']:.0%} of its training articles as an inner dev set and scores its test queries with the checkpoint")
+        p(f"(every {a['eval_every']} steps) whose MAP over the BM25 candidates of {a['dev_queries']} sampled inner-dev queries was best; steps chosen per fold:")
+        p("; ".join(f"{n} " + ", ".join(str(f.get("chosen_step", "-")) for f in t2["folds"]) for n, t2 in training.items()) + ".")
+    if c.get("branch_init") == "zero":
+        p("The scorer's weights on the neural branches (the transformer's a and the similarity module's psi) start at zero, so each")
+        p("network starts as its feature encoder alone and an untrained branch adds no noise to the ranking (`--branch-init zero`).")
     p("Each fold's `model.json` (beside its weights, not committed) records data, hyper-parameters, seed, test articles and losses;")
     p("`docs/results/trec-car/<model>.training.json` holds the run's summary.\n")
 if pytrec:

@@ -17,16 +17,16 @@ pub mod net;
 pub mod train;
 
 use ansel_data::Question;
+use ansel_efficient::Vocabulary;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ansel_torch::tch::{nn, Device};
 use data::Triple;
-use net::{Batch, CqaNet, NetConfig, Vocabulary};
+use net::{Batch, CqaNet, NetConfig};
 use std::path::Path;
 use std::sync::Mutex;
 
 pub const KIND: &str = "cqa-mtl";
 pub const WEIGHTS_FILE: &str = "model.safetensors";
-pub const VOCAB_FILE: &str = "vocab.txt";
 
 /// Triples scored per forward pass.
 const BATCH: usize = 128;
@@ -55,11 +55,7 @@ impl Loaded {
     }
 
     pub fn parameters(&self) -> usize {
-        self.vs
-            .trainable_variables()
-            .iter()
-            .map(|t| t.numel())
-            .sum()
+        ansel_torch::parameter_count(&self.vs)
     }
 }
 
@@ -76,27 +72,14 @@ impl CqaRanker {
                 path: dir.join(ansel_model::CARD_FILE),
                 message: format!("config: {e}"),
             })?;
-        let vocab_path = dir.join(VOCAB_FILE);
-        let text =
-            std::fs::read_to_string(&vocab_path).map_err(|e| ModelError::io(&vocab_path, e))?;
-        let words: Vec<String> = text.lines().map(str::to_string).collect();
-        if words.len() < 2 {
-            return Err(ModelError::Format {
-                path: vocab_path,
-                message: "fewer than the 2 reserved words".into(),
-            });
-        }
+        let vocab = Vocabulary::read(dir)?;
         let mut vs = nn::VarStore::new(Device::Cpu);
-        let rows = vec![0f32; words.len() * config.word_dim as usize];
+        let rows = vec![0f32; vocab.len() * config.word_dim as usize];
         let net = CqaNet::new(&vs.root(), config, &rows);
         ansel_torch::load_vars(&mut vs, &dir.join(WEIGHTS_FILE))?;
         Ok(CqaRanker {
             name: card.name.clone(),
-            loaded: Mutex::new(Loaded {
-                vs,
-                net,
-                vocab: Vocabulary::new(words),
-            }),
+            loaded: Mutex::new(Loaded { vs, net, vocab }),
         })
     }
 }

@@ -3,13 +3,10 @@
 //! `h_j`, a shared sigmoid layer `h_s`, and one MLP head (tanh layer, logit) per task.
 
 use crate::data::{words, Triple, RANKS};
+use ansel_efficient::{Vocabulary, PAD};
 use ansel_torch::tch::{nn, nn::Module, Device, Kind, Tensor};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
-
-/// Padding id, and the id of words without a vector.
-pub const PAD: i64 = 0;
-pub const UNK: i64 = 1;
+use std::collections::HashSet;
 
 /// Which texts the network reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -38,27 +35,6 @@ pub struct NetConfig {
     pub hidden: i64,
     pub input_dropout: f64,
     pub hidden_dropout: f64,
-}
-
-/// The model's words: those of its training data with a pretrained vector.
-pub struct Vocabulary {
-    pub words: Vec<String>,
-    ids: HashMap<String, i64>,
-}
-
-impl Vocabulary {
-    pub fn new(words: Vec<String>) -> Vocabulary {
-        let ids = words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (w.clone(), i as i64))
-            .collect();
-        Vocabulary { words, ids }
-    }
-
-    pub fn id(&self, word: &str) -> i64 {
-        self.ids.get(word).copied().unwrap_or(UNK)
-    }
 }
 
 /// A batch of triples as tensors: per text (q_new, q_rel, comment) ids `[B, L]`, overlap

@@ -42,7 +42,7 @@ fn toy() -> (Vocabulary, Vec<f32>, Vec<Triple>) {
             });
         }
     }
-    (Vocabulary::new(words), rows, triples)
+    (Vocabulary::from_words(words), rows, triples)
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn each_variant_learns_the_toy_task_and_unbuilt_heads_cost_nothing() {
         let loaded = Loaded {
             vs,
             net,
-            vocab: Vocabulary::new(vocab.words.clone()),
+            vocab: vocab.clone(),
         };
         let scores = loaded.score_triples(&triples);
         for i in 0..5 {
@@ -170,7 +170,7 @@ fn a_saved_model_loads_and_scores_a_task_c_list_as_trained() {
     let net = CqaNet::new(&vs.root(), cfg.clone(), &rows);
     let loaded = Loaded { vs, net, vocab };
     ansel_torch::save_vars(&loaded.vs, &dir.path().join(WEIGHTS_FILE)).unwrap();
-    std::fs::write(dir.path().join(VOCAB_FILE), loaded.vocab.words.join("\n")).unwrap();
+    loaded.vocab.write(dir.path()).unwrap();
     let card = ModelCard::new(KIND, "toy", serde_json::to_value(&cfg).unwrap());
     let ranker = CqaRanker::load(dir.path(), &card).unwrap();
     let candidate = |id: &str, rel: &str, text: &str| ansel_data::Candidate {

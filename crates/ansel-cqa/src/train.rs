@@ -3,9 +3,10 @@
 //! heads' losses, early stopping on the tuning lists' official task C MAP; resumable per epoch.
 
 use crate::data::{self, Triple};
-use crate::net::{Batch, CqaNet, Inputs, NetConfig, Vocabulary, PAD, UNK};
-use crate::{Loaded, KIND, VOCAB_FILE, WEIGHTS_FILE};
+use crate::net::{Batch, CqaNet, Inputs, NetConfig};
+use crate::{Loaded, KIND, WEIGHTS_FILE};
 use ansel_data::{CqaTask, Question};
+use ansel_efficient::{Vocabulary, RESERVED};
 use ansel_model::train::{EarlyStopping, TrainingLog};
 use ansel_model::{ModelCard, TrainingRecord};
 use ansel_torch::tch::{nn, Device};
@@ -163,7 +164,7 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
 
 /// The vocabulary of the training triples' words that have a vector, and its rows.
 fn vocabulary(train: &[Triple], vectors: &ansel_vectors::WordVectors) -> (Vocabulary, Vec<f32>) {
-    let mut words = vec!["<pad>".to_string(), "<unk>".to_string()];
+    let mut words: Vec<String> = RESERVED.iter().map(|w| w.to_string()).collect();
     let mut seen: HashSet<String> = words.iter().cloned().collect();
     for t in train {
         for text in [&t.q_new, &t.q_rel, &t.comment] {
@@ -174,15 +175,9 @@ fn vocabulary(train: &[Triple], vectors: &ansel_vectors::WordVectors) -> (Vocabu
             }
         }
     }
-    let dim = vectors.dim();
-    let mut rows = vec![0f32; words.len() * dim];
-    for (i, w) in words.iter().enumerate().skip((UNK + 1) as usize) {
-        if let Some(v) = vectors.get(w) {
-            rows[i * dim..(i + 1) * dim].copy_from_slice(&v);
-        }
-    }
-    debug_assert_eq!(words[PAD as usize], "<pad>");
-    (Vocabulary::new(words), rows)
+    let vocab = Vocabulary::from_words(words);
+    let rows = vocab.embedding_rows(vectors);
+    (vocab, rows)
 }
 
 /// Official task C MAP of the network over the lists.
@@ -307,10 +302,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
     };
     let tune_map = lists_map(&loaded, &data.tune);
     ansel_torch::save_vars(&loaded.vs, &args.out.join(WEIGHTS_FILE))?;
-    ansel_model::write_atomic(
-        &args.out.join(VOCAB_FILE),
-        (loaded.vocab.words.join("\n") + "\n").as_bytes(),
-    )?;
+    loaded.vocab.write(&args.out)?;
     let name = args.name.clone().unwrap_or_else(|| {
         format!(
             "cqa-{}-{}{}",

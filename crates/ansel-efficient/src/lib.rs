@@ -49,6 +49,7 @@ pub use ranker::{Backend, EfficientRanker, BACKEND_ENV};
 pub use torch_ranker::LibtorchRanker;
 #[cfg(feature = "torch")]
 pub use train::{train, train_with_vectors, TrainOptions, TrainSummary};
+pub use vocab::{Vocabulary, PAD, RESERVED, UNK};
 
 use serde::{Deserialize, Serialize};
 

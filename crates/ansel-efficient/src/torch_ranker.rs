@@ -31,11 +31,7 @@ impl Loaded {
 
     /// Trainable parameters (the static embedding table is not counted, as in the thesis).
     pub fn parameters(&self) -> usize {
-        self.vs
-            .trainable_variables()
-            .iter()
-            .map(|t| t.numel())
-            .sum()
+        ansel_torch::parameter_count(&self.vs)
     }
 
     /// Scores encoded questions in batches, without gradients.

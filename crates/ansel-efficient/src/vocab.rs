@@ -11,11 +11,10 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Padding: a zero vector that masks hide.
-#[cfg(feature = "torch")]
 pub const PAD: i64 = 0;
 /// Words without a vector: a zero vector (their exact-match features still work).
 pub const UNK: i64 = 1;
-const RESERVED: [&str; 2] = ["<pad>", "<unk>"];
+pub const RESERVED: [&str; 2] = ["<pad>", "<unk>"];
 
 pub const FILE: &str = "vocab.txt";
 
@@ -26,7 +25,8 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    pub(crate) fn from_words(words: Vec<String>) -> Vocabulary {
+    /// A vocabulary of `words` in order; the first two must be the reserved `<pad>` and `<unk>`.
+    pub fn from_words(words: Vec<String>) -> Vocabulary {
         let ids = words
             .iter()
             .enumerate()
@@ -62,6 +62,12 @@ impl Vocabulary {
 
     pub fn len(&self) -> usize {
         self.words.len()
+    }
+
+    /// Never true for a vocabulary made by [`Vocabulary::from_words`] or read from a model:
+    /// both hold the reserved words.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
     }
 
     pub fn id(&self, word: &str) -> i64 {

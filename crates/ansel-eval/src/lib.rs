@@ -15,6 +15,9 @@ mod semeval;
 mod trec;
 mod treceval;
 
+#[cfg(test)]
+mod test_data;
+
 pub use metrics::{rank_order, QuestionMetrics, CUTOFFS};
 pub use report::{evaluate, Filter, Report};
 pub use semeval::{

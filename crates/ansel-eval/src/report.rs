@@ -99,24 +99,7 @@ pub fn evaluate(questions: &[Question], scores: &[Vec<f32>], filter: Filter) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_data::Candidate;
-
-    fn question(id: &str, labels: &[bool]) -> Question {
-        Question {
-            id: id.into(),
-            text: "q".into(),
-            candidates: labels
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| Candidate {
-                    id: i.to_string(),
-                    text: "c".into(),
-                    label: Some(l),
-                    context: None,
-                })
-                .collect(),
-        }
-    }
+    use crate::test_data::question;
 
     #[test]
     fn filters_and_averages() {

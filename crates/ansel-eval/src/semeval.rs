@@ -284,24 +284,7 @@ pub fn join_semeval(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ansel_data::Candidate;
-
-    fn question(id: &str, labels: &[bool]) -> Question {
-        Question {
-            id: id.into(),
-            text: "q".into(),
-            candidates: labels
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| Candidate {
-                    id: format!("{id}_C{}", i + 1),
-                    text: "c".into(),
-                    label: Some(l),
-                    context: None,
-                })
-                .collect(),
-        }
-    }
+    use crate::test_data::question;
 
     /// Scores that rank the candidates in list order.
     fn descending_scores(n: usize) -> Vec<f32> {

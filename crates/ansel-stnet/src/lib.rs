@@ -232,11 +232,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         let vs = nn::VarStore::new(Device::Cpu);
         ansel_torch::tch::manual_seed(args.seed as i64 + fold as i64);
         let net = StNet::new(&vs.root(), config.clone(), embeddings.shallow_clone());
-        parameters = vs
-            .trainable_variables()
-            .iter()
-            .map(Tensor::numel)
-            .sum::<usize>();
+        parameters = ansel_torch::parameter_count(&vs);
         let scores_path = dir.join("scores.tsv");
         let record_path = dir.join("model.json");
         if args.resume && scores_path.is_file() && record_path.is_file() {

@@ -12,8 +12,8 @@ pub use tch;
 
 pub mod optim;
 pub use optim::{
-    clip_gradients, copy_into, expect_tensor, no_decay, read_tensors, trainable, write_tensors,
-    zero_gradients, AdamW, RmsProp,
+    clip_gradients, copy_into, expect_tensor, no_decay, parameter_count, read_tensors, trainable,
+    write_tensors, zero_gradients, AdamW, RmsProp,
 };
 
 /// Uses `threads` intra-op threads (0: all cores) and seeds libtorch's RNG.

@@ -156,6 +156,11 @@ impl RmsProp {
     }
 }
 
+/// How many trainable numbers `vs` holds (frozen tables, such as static embeddings, not counted).
+pub fn parameter_count(vs: &nn::VarStore) -> usize {
+    vs.trainable_variables().iter().map(Tensor::numel).sum()
+}
+
 /// The trainable variables of `vs` by name (those requiring gradients).
 pub fn trainable(vs: &nn::VarStore) -> BTreeMap<String, Tensor> {
     vs.variables()
