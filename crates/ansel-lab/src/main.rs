@@ -8,6 +8,7 @@ mod dense_bench;
 mod eqag_latency;
 mod squad_sent;
 mod trec_car;
+mod tree_kernel;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -37,6 +38,8 @@ enum Command {
     TrecCar(trec_car::TrecCarArgs),
     /// Train a chapter-8 community-QA network (single, joint or multi-task) on SemEval-2016 Task 3.
     CqaTrain(Box<ansel_cqa::train::TrainArgs>),
+    /// The chapter-4 tree-kernel ranker (shallow chunk trees, subset tree kernel, SVM) on parsed pairs.
+    Tk(Box<tree_kernel::TreeKernelArgs>),
     /// Rewrite an index's dense vectors into another storage format (f32, f16, int8).
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),
         Command::TrecCar(args) => trec_car::run(args),
+        Command::Tk(args) => tree_kernel::run(*args),
         Command::CqaTrain(args) => ansel_cqa::train::train(&args).map(|card| {
             println!(
                 "{}",

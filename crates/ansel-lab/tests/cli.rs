@@ -113,3 +113,118 @@ fn cqa_train_writes_a_model_the_product_loads() {
         assert!(scores.iter().all(|s| s.is_finite()));
     }
 }
+
+/// `tk` on hand-parsed texts: the SVM learns from the training pairs and ranks the answer of a
+/// new question first; a text without a parse is named.
+#[test]
+fn tree_kernel_ranker_learns_from_parsed_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let tok =
+        |l: &str, tag: &str, chunk: &str, ent: &str| serde_json::json!([l, tag, "", chunk, ent]);
+    let parsed = [
+        (
+            "Who wrote Hamlet?",
+            vec![
+                tok("who", "WP", "O", ""),
+                tok("write", "VBD", "VP", ""),
+                tok("hamlet", "NNP", "B-NP", ""),
+            ],
+        ),
+        (
+            "Shakespeare wrote Hamlet.",
+            vec![
+                tok("shakespeare", "NNP", "B-NP", "PERSON"),
+                tok("write", "VBD", "VP", ""),
+                tok("hamlet", "NNP", "B-NP", ""),
+            ],
+        ),
+        (
+            "Hamlet is long.",
+            vec![
+                tok("hamlet", "NNP", "B-NP", ""),
+                tok("be", "VBZ", "VP", ""),
+                tok("long", "JJ", "ADJP", ""),
+            ],
+        ),
+        (
+            "Who wrote Faust?",
+            vec![
+                tok("who", "WP", "O", ""),
+                tok("write", "VBD", "VP", ""),
+                tok("faust", "NNP", "B-NP", ""),
+            ],
+        ),
+        (
+            "Goethe wrote Faust.",
+            vec![
+                tok("goethe", "NNP", "B-NP", "PERSON"),
+                tok("write", "VBD", "VP", ""),
+                tok("faust", "NNP", "B-NP", ""),
+            ],
+        ),
+        (
+            "Faust is long.",
+            vec![
+                tok("faust", "NNP", "B-NP", ""),
+                tok("be", "VBZ", "VP", ""),
+                tok("long", "JJ", "ADJP", ""),
+            ],
+        ),
+    ];
+    let lines: Vec<String> = parsed
+        .iter()
+        .map(|(text, tokens)| serde_json::json!({"text": text, "tokens": tokens}).to_string())
+        .collect();
+    std::fs::write(p.join("parsed.jsonl"), lines.join("\n")).unwrap();
+    let question = |q: &str, good: &str, bad: &str| {
+        serde_json::json!({"question": q, "candidates": [{"text": bad, "label": 0}, {"text": good, "label": 1}]}).to_string()
+    };
+    std::fs::write(
+        p.join("train.jsonl"),
+        question(
+            "Who wrote Hamlet?",
+            "Shakespeare wrote Hamlet.",
+            "Hamlet is long.",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("test.jsonl"),
+        question("Who wrote Faust?", "Goethe wrote Faust.", "Faust is long."),
+    )
+    .unwrap();
+    let arg = |name: &str| p.join(name).to_str().unwrap().to_string();
+    let run = |parsed: &str| {
+        lab(&[
+            "tk",
+            "--parsed",
+            parsed,
+            "--train",
+            &arg("train.jsonl"),
+            "--eval",
+            &arg("test.jsonl"),
+            "--out",
+            &arg("out"),
+        ])
+    };
+    let out = run(&arg("parsed.jsonl"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scores = std::fs::read_to_string(p.join("out/test.jsonl.scores.jsonl")).unwrap();
+    let scores: serde_json::Value = serde_json::from_str(scores.trim()).unwrap();
+    let s = scores["scores"].as_array().unwrap();
+    assert!(s[1].as_f64() > s[0].as_f64(), "{scores}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out/report.json")).unwrap()).unwrap();
+    assert_eq!(report["sets"]["test.jsonl"]["MAP"], 1.0);
+    std::fs::write(p.join("partial.jsonl"), lines[..2].join("\n")).unwrap();
+    let out = run(&arg("partial.jsonl"));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no parse of the text \"Hamlet is long.\"")
+    );
+}
