@@ -122,56 +122,39 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
     let p = dir.path();
     let tok =
         |l: &str, tag: &str, chunk: &str, ent: &str| serde_json::json!([l, tag, "", chunk, ent]);
-    let parsed = [
-        (
-            "Who wrote Hamlet?",
-            vec![
-                tok("who", "WP", "O", ""),
-                tok("write", "VBD", "VP", ""),
-                tok("hamlet", "NNP", "B-NP", ""),
-            ],
-        ),
-        (
-            "Shakespeare wrote Hamlet.",
-            vec![
-                tok("shakespeare", "NNP", "B-NP", "PERSON"),
-                tok("write", "VBD", "VP", ""),
-                tok("hamlet", "NNP", "B-NP", ""),
-            ],
-        ),
-        (
-            "Hamlet is long.",
-            vec![
-                tok("hamlet", "NNP", "B-NP", ""),
-                tok("be", "VBZ", "VP", ""),
-                tok("long", "JJ", "ADJP", ""),
-            ],
-        ),
-        (
-            "Who wrote Faust?",
-            vec![
-                tok("who", "WP", "O", ""),
-                tok("write", "VBD", "VP", ""),
-                tok("faust", "NNP", "B-NP", ""),
-            ],
-        ),
-        (
-            "Goethe wrote Faust.",
-            vec![
-                tok("goethe", "NNP", "B-NP", "PERSON"),
-                tok("write", "VBD", "VP", ""),
-                tok("faust", "NNP", "B-NP", ""),
-            ],
-        ),
-        (
-            "Faust is long.",
-            vec![
-                tok("faust", "NNP", "B-NP", ""),
-                tok("be", "VBZ", "VP", ""),
-                tok("long", "JJ", "ADJP", ""),
-            ],
-        ),
-    ];
+    // For each work: the question, its answer (the author, a person) and a sentence without one.
+    let parsed: Vec<(String, Vec<serde_json::Value>)> =
+        [("Hamlet", "Shakespeare"), ("Faust", "Goethe")]
+            .iter()
+            .flat_map(|&(work, author)| {
+                let w = work.to_lowercase();
+                let wrote = |first: serde_json::Value| {
+                    vec![
+                        first,
+                        tok("write", "VBD", "VP", ""),
+                        tok(&w, "NNP", "B-NP", ""),
+                    ]
+                };
+                [
+                    (
+                        format!("Who wrote {work}?"),
+                        wrote(tok("who", "WP", "O", "")),
+                    ),
+                    (
+                        format!("{author} wrote {work}."),
+                        wrote(tok(&author.to_lowercase(), "NNP", "B-NP", "PERSON")),
+                    ),
+                    (
+                        format!("{work} is long."),
+                        vec![
+                            tok(&w, "NNP", "B-NP", ""),
+                            tok("be", "VBZ", "VP", ""),
+                            tok("long", "JJ", "ADJP", ""),
+                        ],
+                    ),
+                ]
+            })
+            .collect();
     let lines: Vec<String> = parsed
         .iter()
         .map(|(text, tokens)| serde_json::json!({"text": text, "tokens": tokens}).to_string())
