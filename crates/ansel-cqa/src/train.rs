@@ -187,15 +187,6 @@ pub(crate) fn lists_map(loaded: &Loaded, lists: &[(Question, Vec<Triple>)]) -> f
     ansel_eval::semeval_scores(&questions, &scores).map
 }
 
-fn next(state: &mut u64) -> u64 {
-    // SplitMix64.
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Trains a model into `args.out` and returns its card.
 pub fn train(args: &TrainArgs) -> Result<ModelCard> {
     ansel_torch::init(args.threads, args.seed);
@@ -258,7 +249,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
     while state.epoch < args.max_epochs && !state.stopping.should_stop() {
         let epoch_start = Instant::now();
         let mut order: Vec<(u64, usize)> = (0..data.train.len())
-            .map(|i| (next(&mut state.rng), i))
+            .map(|i| (ansel_data::splitmix64(&mut state.rng), i))
             .collect();
         order.sort_unstable();
         let mut loss_sum = 0.0;

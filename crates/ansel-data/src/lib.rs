@@ -15,4 +15,4 @@ pub use error::{DataError, Location};
 pub use format::{looks_like_xml, read_bytes, read_path, Format};
 pub use model::{Candidate, DocContext, Question};
 pub use readers::semeval::CqaTask;
-pub use shuffle::{question_batches, shuffle_seeded, Packing};
+pub use shuffle::{question_batches, shuffle_seeded, splitmix64, Packing};

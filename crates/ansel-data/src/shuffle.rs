@@ -50,7 +50,9 @@ pub fn question_batches(
     batches
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
+/// SplitMix64: a small, well-mixed deterministic generator (the one every seeded draw of ansel
+/// uses).
+pub fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

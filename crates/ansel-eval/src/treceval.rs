@@ -168,11 +168,7 @@ pub fn paired_randomization(a: &[f64], b: &[f64], rounds: usize, seed: u64) -> f
         let mut bits = 0u64;
         for (i, d) in diffs.iter().enumerate() {
             if i % 64 == 0 {
-                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                bits = z ^ (z >> 31);
+                bits = ansel_data::splitmix64(&mut state);
             }
             total += if bits & 1 == 1 { *d } else { -*d };
             bits >>= 1;

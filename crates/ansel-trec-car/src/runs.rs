@@ -31,14 +31,7 @@ pub fn article_folds<'a>(
         .collect()
 }
 
-/// SplitMix64: a small, well-mixed deterministic generator.
-pub fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use ansel_data::splitmix64;
 
 /// Writes a run, sorted as trec_eval ranks (score descending, ties by paragraph id descending),
 /// keeping the top `depth` of each query; gzip-compressed when `path` ends in `.gz`.
