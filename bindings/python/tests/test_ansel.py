@@ -223,5 +223,13 @@ def test_an_index_with_vectors_adds_in_step_and_finds_a_paraphrase(tmp_path):
         assert later.ask(KIDS, top_k=1, retriever=retriever)[0]["text"] == PAEDIATRICIAN
     hybrid = ansel.Index(tmp_path / "d", model="wo", prune_model="none", retrieve=1, retriever="hybrid")
     assert hybrid.ask(KIDS, top_k=1)[0]["text"] == PAEDIATRICIAN
+
+
+def test_an_index_with_vectors_refuses_another_encoder(tmp_path):
+    # MPNet comes from scripts/fetch-mpnet.sh, which the set-up does not run.
+    if not (REPO / "vendor" / "models" / "all-mpnet-base-v2" / "config.json").exists():
+        pytest.skip("MPNet base not fetched (bash scripts/fetch-mpnet.sh)")
+    index = ansel.Index(tmp_path / "d", model="wo", prune_model="none", dense="minilm-l6-cosine")
+    index.add(DOCS[:1])
     with pytest.raises(ansel.AnselError, match="minilm-l6-cosine"):
         ansel.Index(tmp_path / "d", dense="mpnet-base-cosine").add([{"id": "x", "text": "Other vectors."}])
