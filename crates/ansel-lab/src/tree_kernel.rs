@@ -152,6 +152,12 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
         .collect();
     let n = train.len();
     let positives = labels.iter().filter(|&&l| l).count();
+    if positives == 0 || positives == n {
+        bail!(
+            "{}: the SVM needs positive and negative training pairs; it has {positives} of {n} positive",
+            args.train.display()
+        );
+    }
     eprintln!(
         "{n} training pairs ({positives} positive) from {} questions",
         train_qs.len()

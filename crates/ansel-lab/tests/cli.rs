@@ -210,4 +210,25 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("no parse of the text \"Hamlet is long.\"")
     );
+    // Training pairs of one class leave the SVM nothing to separate: refused, naming the file.
+    let all_good = serde_json::json!({"question": "Who wrote Hamlet?",
+        "candidates": [{"text": "Shakespeare wrote Hamlet.", "label": 1}]});
+    std::fs::write(p.join("all-good.jsonl"), all_good.to_string()).unwrap();
+    let out = lab(&[
+        "tk",
+        "--parsed",
+        &arg("parsed.jsonl"),
+        "--train",
+        &arg("all-good.jsonl"),
+        "--eval",
+        &arg("test.jsonl"),
+        "--out",
+        &arg("out2"),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("all-good.jsonl: the SVM needs positive and negative training pairs"),
+        "{err}"
+    );
 }
