@@ -177,7 +177,7 @@ impl Index {
 #[pymethods]
 impl Index {
     #[new]
-    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE, unit = None, dense = None, retriever = "bm25", fusion_depth = DEFAULT_FUSION_DEPTH))]
+    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE, unit = None, dense = None, retriever = "auto", fusion_depth = DEFAULT_FUSION_DEPTH))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -202,7 +202,8 @@ impl Index {
             }
         };
         let mut options = CascadeOptions::new(path, model, prune_model, keep, retrieve);
-        options.retriever = parse_retriever(retriever)?;
+        options.retriever = CascadeOptions::parse_retriever(retriever)
+            .map_err(|e| AnselError::new_err(format!("retriever: {e}")))?;
         options.fusion_depth = fusion_depth;
         // Each question may name its retriever when the index has vectors.
         options.dense_on_request = true;

@@ -54,8 +54,9 @@ pub struct CascadeOptions {
     pub keep: usize,
     /// Sentences retrieved from the index per question.
     pub retrieve: usize,
-    /// How they are retrieved (dense and hybrid need an index made with vectors).
-    pub retriever: Retrieval,
+    /// How they are retrieved (dense and hybrid need an index made with vectors); `None`
+    /// (`auto`): hybrid when the index has vectors, else BM25.
+    pub retriever: Option<Retrieval>,
     /// Sentences BM25 and the dense retriever each put into a hybrid fusion.
     pub fusion_depth: usize,
     /// Load the index's sentence encoder whenever it has vectors, so that each question may
@@ -75,7 +76,7 @@ impl CascadeOptions {
         Ok(())
     }
 
-    /// The options of `ask` for an index (BM25 retrieval, the default models).
+    /// The options of `ask` for an index (the `auto` retriever, the default models).
     pub fn new(
         index: PathBuf,
         model: &str,
@@ -89,9 +90,17 @@ impl CascadeOptions {
             prune_model: prune_model.into(),
             keep,
             retrieve,
-            retriever: Retrieval::Bm25,
+            retriever: None,
             fusion_depth: DEFAULT_FUSION_DEPTH,
             dense_on_request: false,
+        }
+    }
+
+    /// Parses a retriever's name: `auto` (None) or one of [`Retrieval::NAMES`].
+    pub fn parse_retriever(name: &str) -> std::result::Result<Option<Retrieval>, String> {
+        match name {
+            "auto" => Ok(None),
+            other => other.parse().map(Some),
         }
     }
 
@@ -99,16 +108,23 @@ impl CascadeOptions {
     /// index lacks; with the index's encoder when it is needed (or may be asked for).
     pub fn retriever(&self, index: &SentenceIndex) -> Result<Retriever> {
         let has_vectors = index.dense_settings()?.is_some();
-        if self.retriever.needs_vectors() && !has_vectors {
+        // Hybrid found the answer sentence more often than BM25 alone on large indexes, at a
+        // latency within the default's bound (docs/results/dense-retrieval.md).
+        let kind = self.retriever.unwrap_or(if has_vectors {
+            Retrieval::Hybrid
+        } else {
+            Retrieval::Bm25
+        });
+        if kind.needs_vectors() && !has_vectors {
             return Err(IndexError::NoVectors(index.dir().to_path_buf()).into());
         }
-        let encoder = if self.retriever.needs_vectors() || (self.dense_on_request && has_vectors) {
+        let encoder = if kind.needs_vectors() || (self.dense_on_request && has_vectors) {
             Some(crate::dense::query_encoder(index)?)
         } else {
             None
         };
         let offers_dense = encoder.is_some();
-        let retriever = Retriever::new(index, self.retriever, encoder, self.fusion_depth)?;
+        let retriever = Retriever::new(index, kind, encoder, self.fusion_depth)?;
         if offers_dense {
             // Read and check the vectors now: a bad file stops the start, not a later question.
             index.snapshot().check_vectors()?;

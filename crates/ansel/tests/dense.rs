@@ -102,6 +102,8 @@ fn an_index_with_vectors_answers_a_paraphrase_that_bm25_cannot() {
         "wo",
         "--prune-model",
         "none",
+        "--retriever",
+        "bm25",
         question,
     ]);
     assert!(
@@ -113,8 +115,11 @@ fn an_index_with_vectors_answers_a_paraphrase_that_bm25_cannot() {
         assert_eq!(found["retriever"], retriever);
         assert_eq!(found["answers"][0]["text"], answer, "{retriever}: {found}");
     }
-    // The default cascade with the hybrid retriever puts it first too.
-    let text = succeed(&["ask", "--index", index, "--retriever", "hybrid", question]);
+    // `auto`, the default, is hybrid on an index with vectors.
+    let found = first_answer(index, "auto", question);
+    assert_eq!(found["retriever"], "hybrid", "{found}");
+    // The default cascade puts it first too.
+    let text = succeed(&["ask", "--index", index, question]);
     let first = text.lines().find(|l| l.starts_with("  >> ")).unwrap();
     assert_eq!(first, format!("  >> {answer}"), "{text}");
 
@@ -191,6 +196,8 @@ fn an_index_with_vectors_answers_a_paraphrase_that_bm25_cannot() {
         "ask",
         "--index",
         index,
+        "--retriever",
+        "bm25",
         "--model",
         "wo",
         "--prune-model",
@@ -209,6 +216,8 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
     let index = dir.path().join("index");
     let index = index.to_str().unwrap();
     succeed(&["index", "--index", index, corpus.to_str().unwrap()]);
+    // `auto`, the default, is BM25 on an index without vectors.
+    assert_eq!(first_answer(index, "auto", "bees")["retriever"], "bm25");
     let questions = dir.path().join("questions.jsonl");
     std::fs::write(
         &questions,

@@ -66,7 +66,7 @@ class Index:
         retrieve: int = 20,
         unit: Optional[str] = None,
         dense: Optional[str] = None,
-        retriever: str = "bm25",
+        retriever: str = "auto",
         fusion_depth: int = 100,
     ) -> None: ...
     @property

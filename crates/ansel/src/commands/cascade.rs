@@ -1,7 +1,7 @@
 use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
 use ansel::models;
 use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
-use ansel_answer::{Answerer, Retrieval};
+use ansel_answer::Answerer;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -26,9 +26,9 @@ pub struct CascadeArgs {
     pub retrieve: usize,
     /// How sentences are retrieved: `bm25`; `dense`, the question's vector against the
     /// index's (an index made with `ansel index --dense MODEL`; the question is encoded by the
-    /// same model); or `hybrid`, reciprocal rank fusion (k = 60) of both retrievers' best
-    /// --fusion-depth sentences.
-    #[arg(long, default_value = "bm25", value_parser = Retrieval::NAMES)]
+    /// same model); `hybrid`, reciprocal rank fusion (k = 60) of both retrievers' best
+    /// --fusion-depth sentences; or `auto`, hybrid when the index has vectors, else bm25.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "bm25", "dense", "hybrid"])]
     pub retriever: String,
     /// Sentences BM25 and the dense retriever each put into a hybrid fusion (at least
     /// --retrieve).
@@ -52,7 +52,8 @@ impl CascadeArgs {
             bail!("--fusion-depth must be at least 1");
         }
         Ok(CascadeOptions {
-            retriever: self.retriever.parse().map_err(anyhow::Error::msg)?,
+            retriever: CascadeOptions::parse_retriever(&self.retriever)
+                .map_err(anyhow::Error::msg)?,
             fusion_depth: self.fusion_depth,
             dense_on_request,
             ..CascadeOptions::new(
