@@ -6,6 +6,7 @@ Report scripts run from the repository root and import it as `from reportlib imp
 """
 import json
 import os
+import random
 import statistics
 
 
@@ -49,3 +50,13 @@ def training_rate(log_path):
         return ""
     seconds = max((s.get("elapsed_s", 0) for s in steps), default=0)
     return f"{statistics.median(rates):.1f} pairs/s, {seconds / 3600:.2f} h"
+
+
+def randomization(a, b, rounds=10000, seed=7):
+    """Two-sided paired randomization test (sign flips of the per-item differences): the p-value
+    of a difference in mean at least as large as the observed one."""
+    rng = random.Random(seed)
+    d = [x - y for x, y in zip(a, b)]
+    obs = abs(sum(d))
+    hits = sum(1 for _ in range(rounds) if abs(sum(x if rng.random() < 0.5 else -x for x in d)) >= obs - 1e-12)
+    return (hits + 1) / (rounds + 1)

@@ -2,7 +2,9 @@
 """Writes docs/results/trec-car.md from the runs and training records that
 scripts/bench-trec-car.sh produced. Usage: trec-car-report.py ANSEL QRELS_BASE WORK_DIR RESULTS_DIR
 (the top-100 runs and pytrec.jsonl in WORK_DIR, the training records in RESULTS_DIR)"""
-import gzip, json, math, os, random, subprocess, sys
+import gzip, json, math, os, subprocess, sys
+
+from reportlib import randomization
 
 ansel, base, work, results_dir = sys.argv[1:5]
 runs_dir = work
@@ -39,14 +41,6 @@ def evaluate(qrels, run):
     out = subprocess.check_output([ansel, "eval-trec", "--trec-eval", "--per-query", "--json",
                                    "--qrels", qrels, "--run", run])
     return json.loads(out)
-
-
-def randomization(a, b, rounds=10000, seed=7):
-    rng = random.Random(seed)
-    d = [x - y for x, y in zip(a, b)]
-    obs = abs(sum(d))
-    hits = sum(1 for _ in range(rounds) if abs(sum(x if rng.random() < 0.5 else -x for x in d)) >= obs - 1e-12)
-    return (hits + 1) / (rounds + 1)
 
 
 def t_test(a, b):

@@ -6,6 +6,7 @@ mod bench_server;
 mod cassie_bench;
 mod dense_bench;
 mod eqag_latency;
+mod question_pairs;
 mod squad_sent;
 mod trec_car;
 mod tree_kernel;
@@ -38,6 +39,8 @@ enum Command {
     TrecCar(trec_car::TrecCarArgs),
     /// Train a chapter-8 community-QA network (single, joint or multi-task) on SemEval-2016 Task 3.
     CqaTrain(Box<ansel_cqa::train::TrainArgs>),
+    /// Unlabelled question pairs by BM25 over the texts of some sets, for a teacher to label.
+    QuestionPairs(question_pairs::QuestionPairsArgs),
     /// The chapter-4 tree-kernel ranker (shallow chunk trees, subset tree kernel, SVM) on parsed pairs.
     Tk(Box<tree_kernel::TreeKernelArgs>),
     /// Rewrite an index's dense vectors into another storage format (f32, f16, int8).
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),
         Command::TrecCar(args) => trec_car::run(args),
+        Command::QuestionPairs(args) => question_pairs::run(args),
         Command::Tk(args) => tree_kernel::run(*args),
         Command::CqaTrain(args) => ansel_cqa::train::train(&args).map(|card| {
             println!(

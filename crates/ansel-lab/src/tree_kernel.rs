@@ -1,7 +1,7 @@
 //! `ansel-lab tk`: the chapter-4 tree-kernel ranker on parsed (question, candidate) pairs: shallow
 //! chunk trees with REL marks, the subset tree kernel of the question trees plus that of the
 //! candidate trees (each normalised), an SVM on the training pairs; writes each evaluated set's
-//! scores and metrics.
+//! scores and metrics, and labels unlabelled sets with the SVM (chapter 5's automatic data).
 
 use ansel_data::Question;
 use ansel_tk::{pair_trees, ParsedText, Stk, Svm, SvmOptions, Token, Tree};
@@ -19,10 +19,14 @@ pub struct TreeKernelArgs {
     /// Training questions (any format `ansel eval` reads); questions without a positive are left out.
     #[arg(long)]
     train: PathBuf,
-    /// Sets to score and evaluate (answered questions), e.g. dev and test.
+    /// Sets to score (every question) and evaluate (the answered questions), e.g. dev and test.
     #[arg(long, required = true, num_args = 1..)]
     eval: Vec<PathBuf>,
-    /// Output folder: `<set>.scores.jsonl`, `report.json`.
+    /// Sets to annotate (chapter 5): every question is scored, and `<set>.labelled.jsonl` gets
+    /// each candidate labelled positive where the SVM's decision value is above 0.
+    #[arg(long, num_args = 1..)]
+    label: Vec<PathBuf>,
+    /// Output folder: `<set>.scores.jsonl`, `<set>.labelled.jsonl`, `report.json`.
     #[arg(long)]
     out: PathBuf,
     /// Decay of the subset tree kernel.
@@ -123,13 +127,32 @@ fn parallel_rows<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Syn
     all.into_iter().map(|(_, v)| v).collect()
 }
 
+fn read(path: &Path) -> Result<Vec<Question>> {
+    ansel_data::read_path(path, None).with_context(|| format!("cannot read {}", path.display()))
+}
+
 fn answered(path: &Path) -> Result<Vec<Question>> {
-    let qs = ansel_data::read_path(path, None)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(qs
+    Ok(read(path)?
         .into_iter()
         .filter(|q| q.candidates.iter().any(|c| c.label == Some(true)))
         .collect())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Writes `<out>/<name>.scores.jsonl`: one `{"id", "scores"}` line per question.
+fn write_scores(out: &Path, name: &str, qs: &[Question], scores: &[Vec<f32>]) -> Result<()> {
+    let mut lines = String::new();
+    for (q, s) in qs.iter().zip(scores) {
+        lines.push_str(&serde_json::json!({"id": q.id, "scores": s}).to_string());
+        lines.push('\n');
+    }
+    ansel_model::write_atomic(&out.join(format!("{name}.scores.jsonl")), lines.as_bytes())?;
+    Ok(())
 }
 
 pub fn run(args: TreeKernelArgs) -> Result<()> {
@@ -200,27 +223,20 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
         "kernel_matrix_seconds": gram_seconds,
         "svm_seconds": svm_seconds,
         "sets": {},
+        "labelled": {},
     });
-    for path in &args.eval {
-        let qs = answered(path)?;
-        let evaluated = items(&qs, &parsed, stk)?;
+    let score = |qs: &[Question]| -> Result<Vec<Vec<f32>>> {
+        let evaluated = items(qs, &parsed, stk)?;
         let flat: Vec<f32> = parallel_rows(evaluated.len(), args.threads, |e| {
             svm.decision(|i| pair_kernel(stk, &train[i], &evaluated[e])) as f32
         });
-        let scores = ansel_model::per_question(&qs, &flat);
-        let name = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut lines = String::new();
-        for (q, s) in qs.iter().zip(&scores) {
-            lines.push_str(&serde_json::json!({"id": q.id, "scores": s}).to_string());
-            lines.push('\n');
-        }
-        ansel_model::write_atomic(
-            &args.out.join(format!("{name}.scores.jsonl")),
-            lines.as_bytes(),
-        )?;
+        Ok(ansel_model::per_question(qs, &flat))
+    };
+    for path in &args.eval {
+        let qs = read(path)?;
+        let scores = score(&qs)?;
+        let name = file_name(path);
+        write_scores(&args.out, &name, &qs, &scores)?;
         let metrics = ansel_eval::evaluate(&qs, &scores, ansel_eval::Filter::Answered);
         let named: serde_json::Map<String, serde_json::Value> = metrics
             .named_metrics()
@@ -234,6 +250,25 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
             metrics.questions()
         );
         report["sets"][&name] = serde_json::Value::Object(named);
+    }
+    for path in &args.label {
+        let mut qs = read(path)?;
+        let scores = score(&qs)?;
+        let name = file_name(path);
+        write_scores(&args.out, &name, &qs, &scores)?;
+        let mut positives = 0;
+        for (q, s) in qs.iter_mut().zip(&scores) {
+            for (c, &v) in q.candidates.iter_mut().zip(s) {
+                c.label = Some(v > 0.0);
+                positives += usize::from(v > 0.0);
+            }
+        }
+        let pairs: usize = qs.iter().map(|q| q.candidates.len()).sum();
+        let mut bytes = Vec::new();
+        ansel_data::readers::jsonl::write(&mut bytes, &qs)?;
+        ansel_model::write_atomic(&args.out.join(format!("{name}.labelled.jsonl")), &bytes)?;
+        eprintln!("{name}: {pairs} pairs labelled, {positives} positive");
+        report["labelled"][&name] = serde_json::json!({"pairs": pairs, "positives": positives});
     }
     ansel_model::write_atomic(
         &args.out.join("report.json"),

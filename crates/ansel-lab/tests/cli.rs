@@ -178,6 +178,14 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
     )
     .unwrap();
     let arg = |name: &str| p.join(name).to_str().unwrap().to_string();
+    // The test question again without labels: a set for the SVM to annotate.
+    std::fs::write(
+        p.join("pool.jsonl"),
+        serde_json::json!({"question": "Who wrote Faust?", "candidates": [
+            {"text": "Faust is long."}, {"text": "Goethe wrote Faust."}]})
+        .to_string(),
+    )
+    .unwrap();
     let run = |parsed: &str| {
         lab(&[
             "tk",
@@ -187,6 +195,8 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
             &arg("train.jsonl"),
             "--eval",
             &arg("test.jsonl"),
+            "--label",
+            &arg("pool.jsonl"),
             "--out",
             &arg("out"),
         ])
@@ -204,6 +214,26 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("out/report.json")).unwrap()).unwrap();
     assert_eq!(report["sets"]["test.jsonl"]["MAP"], 1.0);
+    // Each candidate of the annotated set is labelled by the sign of the SVM's decision value.
+    let pool: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(p.join("out/pool.jsonl.scores.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let labelled: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(p.join("out/pool.jsonl.labelled.jsonl"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    let candidates = labelled["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2);
+    for (c, score) in candidates.iter().zip(pool["scores"].as_array().unwrap()) {
+        let positive = score.as_f64().unwrap() > 0.0;
+        assert_eq!(c["label"], i64::from(positive), "{labelled} {pool}");
+    }
+    assert_eq!(report["labelled"]["pool.jsonl"]["pairs"], 2);
     std::fs::write(p.join("partial.jsonl"), lines[..2].join("\n")).unwrap();
     let out = run(&arg("partial.jsonl"));
     assert!(!out.status.success());
@@ -231,4 +261,92 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
         err.contains("all-good.jsonl: the SVM needs positive and negative training pairs"),
         "{err}"
     );
+}
+
+#[test]
+fn question_pairs_pair_each_text_with_its_bm25_neighbours_but_never_a_gold_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let list = |q: &str, candidates: &[&str]| {
+        let candidates: Vec<_> = candidates
+            .iter()
+            .map(|t| serde_json::json!({"text": t, "label": 1}))
+            .collect();
+        serde_json::json!({"question": q, "candidates": candidates}).to_string()
+    };
+    let gold = [
+        list("visa for my wife", &["family visa for a wife"]),
+        list("best bank in doha", &["which bank in doha is best"]),
+        list("renew my visa", &["car for sale"]),
+    ];
+    std::fs::write(p.join("train.jsonl"), gold.join("\n")).unwrap();
+    std::fs::write(p.join("dev.jsonl"), list("which bank in doha is best", &[])).unwrap();
+    let arg = |name: &str| p.join(name).to_str().unwrap().to_string();
+    let out = lab(&[
+        "question-pairs",
+        "--from",
+        &arg("train.jsonl"),
+        "--exclude",
+        &arg("dev.jsonl"),
+        "--per-question",
+        "5",
+        "--out",
+        &arg("pairs.jsonl"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lists: Vec<serde_json::Value> = std::fs::read_to_string(p.join("pairs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pairs: Vec<(String, String)> = lists
+        .iter()
+        .flat_map(|q| {
+            q["candidates"].as_array().unwrap().iter().map(move |c| {
+                assert!(c.get("label").is_none(), "{c}");
+                (
+                    q["question"].as_str().unwrap().to_string(),
+                    c["text"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .collect();
+    let has = |a: &str, b: &str| pairs.iter().any(|(x, y)| x == a && y == b);
+    // The two bank questions share words, but one is dev's: it never enters.
+    assert!(
+        pairs
+            .iter()
+            .all(|(a, b)| a != b && !a.contains("is best") && !b.contains("is best")),
+        "{pairs:?}"
+    );
+    // The visa texts are a gold pair: neither is listed as the other's candidate.
+    assert!(
+        !has("visa for my wife", "family visa for a wife"),
+        "{pairs:?}"
+    );
+    assert!(
+        !has("family visa for a wife", "visa for my wife"),
+        "{pairs:?}"
+    );
+    // Texts sharing a content word are paired both ways; one sharing none is no query.
+    assert!(has("renew my visa", "visa for my wife"), "{pairs:?}");
+    assert!(has("family visa for a wife", "renew my visa"), "{pairs:?}");
+    assert!(
+        !has("best bank in doha", "family visa for a wife"),
+        "{pairs:?}"
+    );
+    assert!(lists.iter().all(|q| q["question"] != "car for sale"));
+    let out = lab(&[
+        "question-pairs",
+        "--from",
+        &arg("dev.jsonl"),
+        "--out",
+        &arg("none.jsonl"),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least 2 are needed"));
 }
