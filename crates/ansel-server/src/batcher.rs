@@ -1,10 +1,11 @@
 //! Batching of concurrent requests under deadlines: a worker thread takes every job waiting in its
 //! queue (up to a maximum) and hands them to one handler call, so a model scores concurrent
 //! requests together. Every job carries its deadline: a job that cannot be answered in time is
-//! refused when it arrives (the queue ahead of it would outlast its deadline) and dropped
-//! unscored when its batch forms (expired, or its caller gone), so that under overload the
-//! worker spends its time only on answers somebody still waits for. A batch is bounded by its
-//! jobs' total cost (words to score), not only by their number.
+//! refused when it arrives (the batch being scored and the queue ahead of it would outlast its
+//! deadline) and dropped unscored when its batch forms (expired, or its caller gone), so that
+//! under overload the worker spends its time only on answers somebody still waits for. A batch is
+//! bounded by its jobs' total cost (words to score), not only by their number, and by their
+//! deadlines: a job joins only if the batch still ends before each member's.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -32,23 +33,58 @@ struct Job<Req, Resp> {
     reply: oneshot::Sender<Result<Resp, BatchError>>,
 }
 
-/// What the queue and the worker share: the jobs waiting and their cost, and how long a unit
-/// of cost takes to score (a moving average): the estimate behind admission and batching.
-#[derive(Default)]
+/// What the queue and the worker share: the jobs waiting and their cost, when the batch being
+/// scored should end, and how long a unit of cost takes to score (a moving average): the
+/// estimate behind admission and batching.
 struct Load {
     queued: AtomicUsize,
     queued_cost: AtomicUsize,
     nanos_per_cost: AtomicU64,
+    /// Nanoseconds after `epoch` at which the batch being scored should end (0: none is).
+    busy_until: AtomicU64,
+    epoch: Instant,
 }
 
 impl Load {
+    fn new() -> Load {
+        Load {
+            queued: AtomicUsize::new(0),
+            queued_cost: AtomicUsize::new(0),
+            nanos_per_cost: AtomicU64::new(0),
+            busy_until: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
+
     fn time_for(&self, cost: usize) -> Duration {
         Duration::from_nanos(self.nanos_per_cost.load(Ordering::Relaxed)) * cost as u32
+    }
+
+    fn waiting(&self, job_cost: usize) {
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.queued_cost.fetch_add(job_cost, Ordering::Relaxed);
     }
 
     fn taken(&self, job_cost: usize) {
         self.queued.fetch_sub(1, Ordering::Relaxed);
         self.queued_cost.fetch_sub(job_cost, Ordering::Relaxed);
+    }
+
+    fn scoring_until(&self, end: Option<Instant>) {
+        let nanos = end.map_or(0, |end| {
+            (end.saturating_duration_since(self.epoch).as_nanos() as u64).max(1)
+        });
+        self.busy_until.store(nanos, Ordering::Relaxed);
+    }
+
+    /// What is left of the batch being scored, by the estimate it started with.
+    fn scoring_left(&self) -> Duration {
+        match self.busy_until.load(Ordering::Relaxed) {
+            0 => Duration::ZERO,
+            nanos => {
+                (self.epoch + Duration::from_nanos(nanos)).saturating_duration_since(Instant::now())
+            }
+        }
     }
 }
 
@@ -78,7 +114,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         handler: impl FnMut(Vec<Req>) -> Vec<Resp> + Send + 'static,
     ) -> Self {
         let (queue, jobs) = mpsc::sync_channel(limits.queue_len.max(1));
-        let load = Arc::new(Load::default());
+        let load = Arc::new(Load::new());
         let limits = BatchLimits {
             max_jobs: limits.max_jobs.max(1),
             ..limits
@@ -103,10 +139,11 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         response.await.map_err(|_| BatchError::WorkerGone)?
     }
 
-    /// The expected wait of a job of `cost` queued now: the work ahead of it and its own.
+    /// The expected wait of a job of `cost` queued now: the rest of the batch being scored, the
+    /// work queued ahead of it and its own.
     pub fn expected_wait(&self, cost: usize) -> Duration {
         let ahead = self.load.queued_cost.load(Ordering::Relaxed);
-        self.load.time_for(ahead + cost.max(1))
+        self.load.scoring_left() + self.load.time_for(ahead + cost.max(1))
     }
 
     /// Whether a job of `cost` due by `deadline` would be queued now: callers check before
@@ -131,8 +168,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
         let cost = cost.max(1);
         self.admits(cost, deadline)?;
         let (reply, response) = oneshot::channel();
-        self.load.queued.fetch_add(1, Ordering::Relaxed);
-        self.load.queued_cost.fetch_add(cost, Ordering::Relaxed);
+        self.load.waiting(cost);
         self.queue
             .try_send(Job {
                 request,
@@ -157,60 +193,64 @@ fn work<Req, Resp>(
     load: &Load,
     mut handler: impl FnMut(Vec<Req>) -> Vec<Resp>,
 ) {
-    // A job taken from the queue that did not fit the last batch opens the next one.
+    // A job taken from the queue that did not fit the last batch opens the next one; it still
+    // counts as waiting meanwhile, so that admission sees it.
     let mut carried: Option<Job<Req, Resp>> = None;
     loop {
         let first = match carried.take() {
             Some(job) => job,
             None => match jobs.recv() {
-                Ok(job) => {
-                    load.taken(job.cost);
-                    job
-                }
+                Ok(job) => job,
                 Err(_) => return,
             },
         };
-        let mut cost = first.cost;
-        let mut batch = vec![first];
-        while batch.len() < limits.max_jobs {
-            let Ok(job) = jobs.try_recv() else { break };
-            load.taken(job.cost);
-            if cost + job.cost > limits.max_cost {
-                carried = Some(job);
-                break;
-            }
-            cost += job.cost;
-            batch.push(job);
+        load.taken(first.cost);
+        if first.reply.is_closed() {
+            continue;
         }
-        // A job whose deadline falls before the batch would finish is dropped now: scoring it
-        // would only delay the jobs waiting behind for an answer nobody waits for. With none
-        // waiting, only jobs already past their deadline go (and the batch corrects a stale
-        // estimate).
+        // A job that cannot be answered by its deadline is dropped now: scoring it would only
+        // delay the jobs waiting behind for an answer nobody waits for. With none waiting, only a
+        // job already past its deadline goes (and its batch corrects a stale estimate).
         let now = Instant::now();
-        let finish = if load.queued.load(Ordering::Relaxed) > 0 {
-            now + load.time_for(cost)
+        let others_wait = load.queued.load(Ordering::Relaxed) > 0;
+        let own_end = if others_wait {
+            now + load.time_for(first.cost)
         } else {
             now
         };
-        let mut live = Vec::with_capacity(batch.len());
-        for job in batch {
-            if job.reply.is_closed() {
-                continue;
-            }
-            if job.deadline <= finish {
-                let _ = job.reply.send(Err(BatchError::Expired));
-                continue;
-            }
-            live.push(job);
-        }
-        let live_cost: usize = live.iter().map(|j| j.cost).sum();
-        if live.is_empty() {
+        if first.deadline <= own_end {
+            let _ = first.reply.send(Err(BatchError::Expired));
             continue;
         }
+        // Every answer of a batch arrives when the whole batch is done: a job joins only when
+        // the batch with it still ends before each member's deadline; otherwise it opens the
+        // next batch.
+        let mut cost = first.cost;
+        let mut due = first.deadline;
+        let mut live = vec![first];
+        while live.len() < limits.max_jobs {
+            let Ok(job) = jobs.try_recv() else { break };
+            if job.reply.is_closed() {
+                load.taken(job.cost);
+                continue;
+            }
+            let end = now + load.time_for(cost + job.cost);
+            if cost + job.cost > limits.max_cost || end >= due.min(job.deadline) {
+                carried = Some(job);
+                break;
+            }
+            load.taken(job.cost);
+            cost += job.cost;
+            due = due.min(job.deadline);
+            live.push(job);
+        }
+        let live_cost = cost;
+        load.scoring_until(Some(now + load.time_for(live_cost)));
         let (requests, replies): (Vec<Req>, Vec<_>) =
             live.into_iter().map(|j| (j.request, j.reply)).unzip();
         let started = Instant::now();
         let responses = handler(requests);
+        load.scoring_until(None);
         let per_cost = started.elapsed().as_nanos() as u64 / live_cost.max(1) as u64;
         // Moving average with weight 1/4 on the newest batch.
         let old = load.nanos_per_cost.load(Ordering::Relaxed);
@@ -401,5 +441,59 @@ mod tests {
         for q in queued {
             assert!(q.await.unwrap().is_ok());
         }
+    }
+    /// A batcher whose handler takes `per_job` for each request and records batch sizes.
+    fn timed(per_job: Duration) -> (Batcher<u32, u32>, Arc<Mutex<Vec<usize>>>) {
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        let limits = BatchLimits {
+            max_jobs: 8,
+            max_cost: 100,
+            queue_len: 16,
+        };
+        let batcher = Batcher::spawn("timed", limits, move |reqs: Vec<u32>| {
+            seen.lock().unwrap().push(reqs.len());
+            std::thread::sleep(per_job * reqs.len() as u32);
+            reqs
+        });
+        (batcher, sizes)
+    }
+
+    #[tokio::test]
+    async fn a_job_joins_a_batch_only_while_the_batch_ends_before_every_deadline() {
+        let (batcher, sizes) = timed(Duration::from_millis(100));
+        // One batch teaches the worker that a job takes ~100 ms.
+        assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
+        let busy = batcher.enqueue(2, 1, later()).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        // When the busy batch ends (~90 ms from now) `urgent` alone ends in time (~190 ms);
+        // with `patient` beside it the batch would end at ~290 ms, after its deadline.
+        let urgent = batcher
+            .enqueue(3, 1, Instant::now() + Duration::from_millis(260))
+            .unwrap();
+        let patient = batcher.enqueue(4, 1, later()).unwrap();
+        assert_eq!(busy.await, Ok(Ok(2)));
+        assert_eq!(urgent.await, Ok(Ok(3)));
+        assert_eq!(patient.await, Ok(Ok(4)));
+        assert_eq!(*sizes.lock().unwrap(), vec![1, 1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn admission_counts_the_rest_of_the_batch_being_scored() {
+        let (batcher, _) = timed(Duration::from_millis(200));
+        assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
+        let busy = batcher.enqueue(2, 1, later()).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let queued = batcher.enqueue(3, 1, later()).unwrap();
+        // Queued work and its own make ~400 ms, within 450; with the ~190 ms left of the busy
+        // batch, ~590 ms: refused on arrival.
+        match batcher.enqueue(4, 1, Instant::now() + Duration::from_millis(450)) {
+            Err(BatchError::WouldMissDeadline { retry_after }) => {
+                assert!(retry_after >= Duration::from_millis(450), "{retry_after:?}")
+            }
+            other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+        }
+        assert_eq!(busy.await, Ok(Ok(2)));
+        assert_eq!(queued.await, Ok(Ok(3)));
     }
 }
