@@ -66,6 +66,10 @@ pub struct CvArgs {
     /// How the scorer's weights on the neural branches (a, psi) start.
     #[arg(long, value_enum, default_value = "zero")]
     pub branch_init: net::BranchInit,
+    /// Dropout in the transformer branch while training (the Transformer's 0.1; 0: none, as in
+    /// the runs before this option).
+    #[arg(long, default_value_t = 0.1)]
+    pub trans_dropout: f64,
     /// Paragraph words the network reads.
     #[arg(long, default_value_t = 80)]
     pub max_para: usize,
@@ -146,6 +150,9 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
     if args.eval_every == 0 || !args.eval_every.is_multiple_of(args.checkpoint_every.max(1)) {
         bail!("--eval-every must be a positive multiple of --checkpoint-every");
     }
+    if !(0.0..1.0).contains(&args.trans_dropout) {
+        bail!("--trans-dropout must be in [0, 1)");
+    }
     let files = ansel_trec_car::DataFiles::find(&args.data)?;
     let paragraphs = ansel_trec_car::load_paragraphs(&files.paragraphs)?;
     let queries = ansel_trec_car::load_queries(&files.outlines)?;
@@ -198,6 +205,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         kmax: 3,
         feature_dim: 16,
         branch_init: args.branch_init,
+        trans_dropout: args.trans_dropout,
     };
     let mut scores: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     let mut records = Vec::new();
@@ -402,7 +410,7 @@ fn score_queries(
                     .flat_map(|chunk| {
                         let items: Vec<(usize, usize, [f32; 3])> =
                             chunk.iter().map(|c| (q, c.para, c.features)).collect();
-                        Vec::<f32>::try_from(net.score(&corpus.batch(&items)))
+                        Vec::<f32>::try_from(net.score(&corpus.batch(&items), false))
                             .expect("float scores")
                     })
                     .collect()
@@ -496,7 +504,7 @@ fn train_fold(
             neg.push((q, b.para, b.features));
         }
         pos.extend(neg);
-        let s = net.score(&corpus.batch(&pos));
+        let s = net.score(&corpus.batch(&pos), true);
         let b = args.batch as i64;
         let loss = pairwise_hinge(&s.narrow(0, 0, b), &s.narrow(0, b, b));
         ansel_torch::zero_gradients(&params);
@@ -632,6 +640,7 @@ mod tests {
                 kmax: 3,
                 feature_dim: 4,
                 branch_init,
+                trans_dropout: 0.1,
             };
             let net = StNet::new(&vs.root(), config, emb.shallow_clone());
             let items = [
@@ -640,18 +649,25 @@ mod tests {
                 (0, 2, [0.1, 0.3, 0.1]),
             ];
             let batch = corpus.batch(&items);
-            assert_eq!(net.score(&batch).size(), [3]);
+            assert_eq!(net.score(&batch, false).size(), [3]);
+            // Dropout only while training: scoring is deterministic.
+            let scored = |train| Vec::<f32>::try_from(net.score(&batch, train)).unwrap();
+            assert_eq!(scored(false), scored(false));
             let params = ansel_torch::trainable(&vs);
             let mut opt = ansel_torch::AdamW::new(&params);
             for step in 1..=40 {
-                let s = net.score(&batch);
+                let s = net.score(&batch, true);
                 let loss = pairwise_hinge(&s.narrow(0, 0, 1), &s.narrow(0, 1, 1));
                 ansel_torch::zero_gradients(&params);
                 loss.backward();
                 opt.step(&params, 1e-2, 0.0, step);
             }
-            let s = Vec::<f32>::try_from(net.score(&batch)).unwrap();
+            let s = scored(false);
             assert!(s[0] > s[1], "{variant:?} {branch_init:?}: {s:?}");
+            if variant != Variant::NoTrans && branch_init == net::BranchInit::Random {
+                // The transformer branch feeds the score, so its dropout moves it in training.
+                assert_ne!(scored(true), scored(true), "{variant:?}");
+            }
             if branch_init == net::BranchInit::Zero {
                 // The silenced branches' weights started at zero and training moved them.
                 let w =

@@ -79,6 +79,11 @@ pub struct NetConfig {
     pub feature_dim: i64,
     #[serde(default)]
     pub branch_init: BranchInit,
+    /// Dropout in the transformer branch while training (Vaswani et al.'s 0.1 on the embedded
+    /// input and on each sub-layer's output before its residual sum); 0 in records made before
+    /// it existed.
+    #[serde(default)]
+    pub trans_dropout: f64,
 }
 
 /// Per path word features of the feature encoder: kind one-hot (3), IDF, log(1 + tf), match.
@@ -181,13 +186,21 @@ impl Block {
         }
     }
 
-    /// `x + Block(x)` (eq. 3 / eq. 11).
-    fn forward(&self, x: &Tensor, mask: &Tensor, mem: Option<(&Tensor, &Tensor)>) -> Tensor {
-        let mut o = self.ln1.forward(&(self.self_att.forward(x, x, mask) + x));
+    /// `x + Block(x)` (eq. 3 / eq. 11), with dropout `drop` on each sub-layer's output.
+    fn forward(
+        &self,
+        x: &Tensor,
+        mask: &Tensor,
+        mem: Option<(&Tensor, &Tensor)>,
+        drop: &dyn Fn(Tensor) -> Tensor,
+    ) -> Tensor {
+        let mut o = self
+            .ln1
+            .forward(&(drop(self.self_att.forward(x, x, mask)) + x));
         if let (Some((att, ln)), Some((mem, mem_mask))) = (&self.cross, mem) {
-            o = ln.forward(&(att.forward(&o, mem, mem_mask) + &o));
+            o = ln.forward(&(drop(att.forward(&o, mem, mem_mask)) + &o));
         }
-        x + self.ln2.forward(&(self.ffn.forward(&o) + &o))
+        x + self.ln2.forward(&(drop(self.ffn.forward(&o)) + &o))
     }
 }
 
@@ -325,22 +338,24 @@ impl StNet {
     }
 
     /// a(s, p): encoders, decoder, max pooling, ReLU layer.
-    fn semantic(&self, b: &Batch) -> Tensor {
+    fn semantic(&self, b: &Batch, train: bool) -> Tensor {
+        let p = self.config.trans_dropout;
+        let drop = |t: Tensor| if p > 0.0 { t.dropout(p, train) } else { t };
         let mut encoded = Vec::new();
         let mut masks = Vec::new();
         for (k, blocks) in self.encoders.iter().enumerate() {
-            let mut x = self.embed(&b.parts[k]);
+            let mut x = drop(self.embed(&b.parts[k]));
             for block in blocks {
-                x = block.forward(&x, &b.part_masks[k], None);
+                x = block.forward(&x, &b.part_masks[k], None, &drop);
             }
             encoded.push(x);
             masks.push(b.part_masks[k].shallow_clone());
         }
         let os = Tensor::cat(&encoded, 1);
         let os_mask = Tensor::cat(&masks, 1);
-        let mut y = self.embed(&b.para);
+        let mut y = drop(self.embed(&b.para));
         for block in &self.decoder {
-            y = block.forward(&y, &b.para_mask, Some((&os, &os_mask)));
+            y = block.forward(&y, &b.para_mask, Some((&os, &os_mask)), &drop);
         }
         let pad = (b.para_mask.unsqueeze(-1) - 1.0) * 1e4;
         let pooled = (y + pad).amax([1], false);
@@ -400,11 +415,12 @@ impl StNet {
     }
 
     /// `v^T [a, f, psi]` for every item of the batch, `[B]`: phi(s, p) before its ELU (which is
-    /// monotone, so it ranks the same without the ties ELU's saturation makes).
-    pub fn score(&self, b: &Batch) -> Tensor {
+    /// monotone, so it ranks the same without the ties ELU's saturation makes); `train` turns
+    /// the transformer branch's dropout on.
+    pub fn score(&self, b: &Batch, train: bool) -> Tensor {
         let mut parts = Vec::new();
         if self.config.variant.trans() {
-            parts.push(self.semantic(b));
+            parts.push(self.semantic(b, train));
         }
         parts.push(self.features(b));
         if self.config.variant.sim() {
