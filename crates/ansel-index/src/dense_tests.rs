@@ -453,24 +453,9 @@ fn add_in(index: &SentenceIndex, encoder: &Arc<ToyEncoder>, format: VectorFormat
 
 #[test]
 fn an_index_made_before_dense_vectors_opens_and_refuses_them_clearly() {
-    // The schema of indexes made before `row` existed.
-    use tantivy::schema::{IndexRecordOption, TextFieldIndexing, TextOptions, INDEXED, STORED};
     let dir = tempfile::tempdir().unwrap();
-    let stemmed = TextOptions::default()
-        .set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer("en_stem")
-                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-        )
-        .set_stored();
-    let mut builder = tantivy::schema::Schema::builder();
-    builder.add_text_field("doc_id", tantivy::schema::STRING | STORED);
-    builder.add_text_field("title", stemmed.clone());
-    builder.add_u64_field("position", INDEXED | STORED);
-    builder.add_text_field("text", stemmed);
-    builder.add_text_field("prev", STORED);
-    builder.add_text_field("next", STORED);
-    tantivy::Index::create_in_dir(dir.path(), builder.build()).unwrap();
+    let before_vectors = crate::index::Fields::schema_before_vectors().build();
+    tantivy::Index::create_in_dir(dir.path(), before_vectors).unwrap();
     let index = SentenceIndex::open_or_create(dir.path()).unwrap();
     let mut writer = index.writer().unwrap();
     writer

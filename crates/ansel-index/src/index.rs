@@ -74,7 +74,7 @@ const ENCODE_BATCH: usize = 512;
 const LOW_SPACE_BYTES: u64 = 2 * WRITER_MEMORY_BYTES as u64;
 
 #[derive(Clone, Copy)]
-struct Fields {
+pub(crate) struct Fields {
     doc_id: Field,
     title: Field,
     position: Field,
@@ -87,6 +87,13 @@ struct Fields {
 
 impl Fields {
     fn schema() -> Schema {
+        let mut builder = Self::schema_before_vectors();
+        builder.add_u64_field(ROW_FIELD, FAST);
+        builder.build()
+    }
+
+    /// The fields of indexes made before dense vectors (no `row`).
+    pub(crate) fn schema_before_vectors() -> tantivy::schema::SchemaBuilder {
         let stemmed = TextOptions::default()
             .set_indexing_options(
                 TextFieldIndexing::default()
@@ -101,8 +108,7 @@ impl Fields {
         builder.add_text_field("text", stemmed);
         builder.add_text_field("prev", STORED);
         builder.add_text_field("next", STORED);
-        builder.add_u64_field(ROW_FIELD, FAST);
-        builder.build()
+        builder
     }
 
     fn of(schema: &Schema) -> Option<Fields> {
