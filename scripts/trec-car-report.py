@@ -169,6 +169,9 @@ if training:
     if c.get("branch_init") == "zero":
         p("The scorer's weights on the neural branches (the transformer's a and the similarity module's psi) start at zero, so each")
         p("network starts as its feature encoder alone and an untrained branch adds no noise to the ranking (`--branch-init zero`).")
+    if c.get("trans_dropout", 0) > 0:
+        p(f"The transformer branch trains with dropout {c['trans_dropout']} on its embedded input and on each sub-layer's output, as the")
+        p("Transformer does (`--trans-dropout`; `--trans-dropout 0` gives the runs before it, whose numbers are in the project's history).")
     p("Each fold's `model.json` (beside its weights, not committed) records data, hyper-parameters, seed, test articles and losses;")
     p("`docs/results/trec-car/<model>.training.json` holds the run's summary.\n")
 if pytrec:
