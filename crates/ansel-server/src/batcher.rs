@@ -42,8 +42,17 @@ struct Load {
     nanos_per_cost: AtomicU64,
     /// Nanoseconds after `epoch` at which the batch being scored should end (0: none is).
     busy_until: AtomicU64,
+    /// Nanoseconds after `epoch` at which the last batch ended (0: none has).
+    last_batch: AtomicU64,
+    /// The largest cost of a batch scored so far.
+    max_scored_cost: AtomicUsize,
     epoch: Instant,
 }
+
+/// How long after the last batch the estimate may refuse, while nothing else waits, a job
+/// costlier than any batch scored that alone would outlast its deadline; after that such a job
+/// is scored, and its batch corrects an estimate that may have gone stale.
+const ESTIMATE_TRUSTED_FOR: Duration = Duration::from_secs(60);
 
 impl Load {
     fn new() -> Load {
@@ -52,6 +61,8 @@ impl Load {
             queued_cost: AtomicUsize::new(0),
             nanos_per_cost: AtomicU64::new(0),
             busy_until: AtomicU64::new(0),
+            last_batch: AtomicU64::new(0),
+            max_scored_cost: AtomicUsize::new(0),
             epoch: Instant::now(),
         }
     }
@@ -75,6 +86,28 @@ impl Load {
             (end.saturating_duration_since(self.epoch).as_nanos() as u64).max(1)
         });
         self.busy_until.store(nanos, Ordering::Relaxed);
+    }
+
+    fn batch_ended(&self, cost: usize) {
+        let nanos = self.epoch.elapsed().as_nanos() as u64;
+        self.last_batch.store(nanos.max(1), Ordering::Relaxed);
+        self.max_scored_cost.fetch_max(cost, Ordering::Relaxed);
+    }
+
+    /// Whether the estimate may refuse a job of `cost` while nothing else waits: the job is
+    /// costlier than any batch scored (typical jobs always get through, so their batches keep
+    /// the estimate current) and a batch has ended within [`ESTIMATE_TRUSTED_FOR`].
+    fn may_refuse_alone(&self, cost: usize) -> bool {
+        let recent = match self.last_batch.load(Ordering::Relaxed) {
+            0 => false,
+            nanos => {
+                self.epoch
+                    .elapsed()
+                    .saturating_sub(Duration::from_nanos(nanos))
+                    < ESTIMATE_TRUSTED_FOR
+            }
+        };
+        recent && cost > self.max_scored_cost.load(Ordering::Relaxed)
     }
 
     /// What is left of the batch being scored, by the estimate it started with.
@@ -149,10 +182,12 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
     /// Whether a job of `cost` due by `deadline` would be queued now: callers check before
     /// they spend time preparing a request that would be refused.
     pub fn admits(&self, cost: usize, deadline: Instant) -> Result<(), BatchError> {
-        // With nothing queued the job is admitted whatever the estimate says: one slow batch
-        // must not make the estimate refuse every later job (no new batch would correct it).
+        // With nothing queued a job is refused only when it is costlier than any batch scored
+        // and the estimate is recent: one slow batch must not make the estimate refuse every
+        // later job for good, with no new batch to correct it.
         let wait = self.expected_wait(cost);
-        if self.load.queued.load(Ordering::Relaxed) > 0 && Instant::now() + wait > deadline {
+        let queued = self.load.queued.load(Ordering::Relaxed) > 0;
+        if (queued || self.load.may_refuse_alone(cost)) && Instant::now() + wait > deadline {
             return Err(BatchError::WouldMissDeadline { retry_after: wait });
         }
         Ok(())
@@ -251,6 +286,7 @@ fn work<Req, Resp>(
         let started = Instant::now();
         let responses = handler(requests);
         load.scoring_until(None);
+        load.batch_ended(live_cost);
         let per_cost = started.elapsed().as_nanos() as u64 / live_cost.max(1) as u64;
         // Moving average with weight 1/4 on the newest batch.
         let old = load.nanos_per_cost.load(Ordering::Relaxed);
@@ -495,5 +531,21 @@ mod tests {
         }
         assert_eq!(busy.await, Ok(Ok(2)));
         assert_eq!(queued.await, Ok(Ok(3)));
+    }
+
+    #[tokio::test]
+    async fn a_job_too_costly_to_answer_in_time_is_refused_even_by_an_idle_worker() {
+        let (batcher, sizes) = timed(Duration::from_millis(100));
+        // One batch teaches the worker that a unit of cost takes ~100 ms.
+        assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
+        let soon = || Instant::now() + Duration::from_millis(1000);
+        // Alone it would take ~3 s: refused at once, never scored.
+        assert!(matches!(
+            batcher.enqueue(2, 30, soon()),
+            Err(BatchError::WouldMissDeadline { .. })
+        ));
+        // One that fits is still taken.
+        assert_eq!(batcher.submit(3, 1, soon()).await, Ok(3));
+        assert_eq!(*sizes.lock().unwrap(), vec![1, 1]);
     }
 }
