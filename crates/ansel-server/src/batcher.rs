@@ -422,18 +422,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_due_before_its_batch_would_finish_is_not_scored() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counted = calls.clone();
-        let limits = BatchLimits {
-            max_jobs: 1,
-            max_cost: 100,
-            queue_len: 8,
-        };
-        let batcher: Batcher<u32, u32> = Batcher::spawn("slow", limits, move |reqs: Vec<u32>| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(200));
-            reqs
-        });
+        let (batcher, sizes) = timed(Duration::from_millis(200), 1);
         // One batch teaches the worker that a job takes ~200 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let busy = batcher.enqueue(2, 1, later()).unwrap();
@@ -447,20 +436,12 @@ mod tests {
         assert_eq!(busy.await, Ok(Ok(2)));
         assert_eq!(doomed.await, Ok(Err(BatchError::Expired)));
         assert_eq!(behind.await, Ok(Ok(4)));
-        assert_eq!(calls.load(Ordering::SeqCst), 3, "the doomed job was scored");
+        assert_eq!(sizes.lock().unwrap().len(), 3, "the doomed job was scored");
     }
 
     #[tokio::test]
     async fn a_job_the_queue_cannot_serve_in_time_is_refused_on_arrival() {
-        let limits = BatchLimits {
-            max_jobs: 1,
-            max_cost: 100,
-            queue_len: 64,
-        };
-        let batcher: Batcher<u32, u32> = Batcher::spawn("slow", limits, |reqs: Vec<u32>| {
-            std::thread::sleep(Duration::from_millis(50));
-            reqs
-        });
+        let (batcher, _) = timed(Duration::from_millis(50), 1);
         // One batch teaches the worker that a batch takes ~50 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let queued: Vec<_> = (0..4)
@@ -479,13 +460,13 @@ mod tests {
         }
     }
     /// A batcher whose handler takes `per_job` for each request and records batch sizes.
-    fn timed(per_job: Duration) -> (Batcher<u32, u32>, Arc<Mutex<Vec<usize>>>) {
+    fn timed(per_job: Duration, max_jobs: usize) -> (Batcher<u32, u32>, Arc<Mutex<Vec<usize>>>) {
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let seen = sizes.clone();
         let limits = BatchLimits {
-            max_jobs: 8,
+            max_jobs,
             max_cost: 100,
-            queue_len: 16,
+            queue_len: 64,
         };
         let batcher = Batcher::spawn("timed", limits, move |reqs: Vec<u32>| {
             seen.lock().unwrap().push(reqs.len());
@@ -497,7 +478,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_joins_a_batch_only_while_the_batch_ends_before_every_deadline() {
-        let (batcher, sizes) = timed(Duration::from_millis(100));
+        let (batcher, sizes) = timed(Duration::from_millis(100), 8);
         // One batch teaches the worker that a job takes ~100 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let busy = batcher.enqueue(2, 1, later()).unwrap();
@@ -516,7 +497,7 @@ mod tests {
 
     #[tokio::test]
     async fn admission_counts_the_rest_of_the_batch_being_scored() {
-        let (batcher, _) = timed(Duration::from_millis(200));
+        let (batcher, _) = timed(Duration::from_millis(200), 8);
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let busy = batcher.enqueue(2, 1, later()).unwrap();
         std::thread::sleep(Duration::from_millis(10));
@@ -535,7 +516,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_too_costly_to_answer_in_time_is_refused_even_by_an_idle_worker() {
-        let (batcher, sizes) = timed(Duration::from_millis(100));
+        let (batcher, sizes) = timed(Duration::from_millis(100), 8);
         // One batch teaches the worker that a unit of cost takes ~100 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let soon = || Instant::now() + Duration::from_millis(1000);
