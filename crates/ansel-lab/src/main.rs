@@ -11,7 +11,9 @@ mod squad_sent;
 mod trec_car;
 mod tree_kernel;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -47,6 +49,11 @@ enum Command {
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
     DenseBench(dense_bench::DenseBenchArgs),
+}
+
+/// The questions of a data file in any format `ansel eval` reads.
+fn read_questions(path: &Path) -> anyhow::Result<Vec<ansel_data::Question>> {
+    ansel_data::read_path(path, None).with_context(|| format!("cannot read {}", path.display()))
 }
 
 fn main() -> ExitCode {

@@ -3,11 +3,12 @@
 //! candidates are the most similar other texts by BM25, as the thesis built its Qatar Living pairs
 //! with Lucene. A model trained on gold pairs then labels them (`ansel-lab tk --label`).
 
+use crate::read_questions;
 use ansel_data::{Candidate, Question};
 use ansel_lexical::Bm25Index;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::collections::{BTreeSet, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct QuestionPairsArgs {
@@ -23,10 +24,6 @@ pub struct QuestionPairsArgs {
     /// Output: ansel JSON lines with unlabelled candidates.
     #[arg(long)]
     out: PathBuf,
-}
-
-fn read(path: &Path) -> Result<Vec<Question>> {
-    ansel_data::read_path(path, None).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The unlabelled lists: each pool text with its `per_question` best BM25 matches, leaving out
@@ -68,7 +65,7 @@ pub fn build(
 pub fn run(args: QuestionPairsArgs) -> Result<()> {
     let mut excluded = HashSet::new();
     for path in &args.exclude {
-        for q in read(path)? {
+        for q in read_questions(path)? {
             excluded.extend(q.candidates.into_iter().map(|c| c.text));
             excluded.insert(q.text);
         }
@@ -76,7 +73,7 @@ pub fn run(args: QuestionPairsArgs) -> Result<()> {
     let mut pool = BTreeSet::new();
     let mut gold = HashSet::new();
     for path in &args.from {
-        for q in read(path)? {
+        for q in read_questions(path)? {
             for c in q.candidates {
                 gold.insert((q.text.clone(), c.text.clone()));
                 pool.insert(c.text);
@@ -93,9 +90,7 @@ pub fn run(args: QuestionPairsArgs) -> Result<()> {
     }
     let lists = build(&pool, &gold, args.per_question);
     let pairs: usize = lists.iter().map(|q| q.candidates.len()).sum();
-    let mut bytes = Vec::new();
-    ansel_data::readers::jsonl::write(&mut bytes, &lists)?;
-    ansel_model::write_atomic(&args.out, &bytes)?;
+    ansel_model::write_questions(&args.out, &lists)?;
     eprintln!(
         "{} texts in the pool ({} excluded); wrote {} questions, {pairs} pairs to {}",
         pool.len(),

@@ -3,6 +3,7 @@
 //! candidate trees (each normalised), an SVM on the training pairs; writes each evaluated set's
 //! scores and metrics, and labels unlabelled sets with the SVM (chapter 5's automatic data).
 
+use crate::read_questions;
 use ansel_data::Question;
 use ansel_tk::{pair_trees, ParsedText, Stk, Svm, SvmOptions, Token, Tree};
 use anyhow::{bail, Context, Result};
@@ -127,12 +128,8 @@ fn parallel_rows<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Syn
     all.into_iter().map(|(_, v)| v).collect()
 }
 
-fn read(path: &Path) -> Result<Vec<Question>> {
-    ansel_data::read_path(path, None).with_context(|| format!("cannot read {}", path.display()))
-}
-
 fn answered(path: &Path) -> Result<Vec<Question>> {
-    Ok(read(path)?
+    Ok(read_questions(path)?
         .into_iter()
         .filter(|q| q.candidates.iter().any(|c| c.label == Some(true)))
         .collect())
@@ -233,7 +230,7 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
         Ok(ansel_model::per_question(qs, &flat))
     };
     for path in &args.eval {
-        let qs = read(path)?;
+        let qs = read_questions(path)?;
         let scores = score(&qs)?;
         let name = file_name(path);
         write_scores(&args.out, &name, &qs, &scores)?;
@@ -252,7 +249,7 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
         report["sets"][&name] = serde_json::Value::Object(named);
     }
     for path in &args.label {
-        let mut qs = read(path)?;
+        let mut qs = read_questions(path)?;
         let scores = score(&qs)?;
         let name = file_name(path);
         write_scores(&args.out, &name, &qs, &scores)?;
@@ -264,9 +261,7 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
             }
         }
         let pairs: usize = qs.iter().map(|q| q.candidates.len()).sum();
-        let mut bytes = Vec::new();
-        ansel_data::readers::jsonl::write(&mut bytes, &qs)?;
-        ansel_model::write_atomic(&args.out.join(format!("{name}.labelled.jsonl")), &bytes)?;
+        ansel_model::write_questions(&args.out.join(format!("{name}.labelled.jsonl")), &qs)?;
         eprintln!("{name}: {pairs} pairs labelled, {positives} positive");
         report["labelled"][&name] = serde_json::json!({"pairs": pairs, "positives": positives});
     }

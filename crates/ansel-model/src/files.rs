@@ -32,6 +32,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes questions as ansel JSON lines, atomically (see [`write_atomic`]).
+pub fn write_questions(path: &Path, questions: &[ansel_data::Question]) -> Result<()> {
+    let mut bytes = Vec::new();
+    ansel_data::readers::jsonl::write(&mut bytes, questions)
+        .map_err(|e| ModelError::io(path, e))?;
+    write_atomic(path, &bytes)
+}
+
 /// Builds a directory with `fill` in a temporary sibling, then swaps it in
 /// place of `dest`. A crash at any point leaves either the old or the new
 /// directory complete under `dest` (or, between the two renames, the old one

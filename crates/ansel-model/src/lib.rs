@@ -21,7 +21,7 @@ pub mod train;
 pub use ansel_data::json;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
-pub use files::{replace_dir, write_atomic};
+pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
 pub use fusion::Fusion;
 

@@ -220,9 +220,7 @@ fn make_data(args: &AdaptArgs, train_path: &Path, dev_path: &Path) -> Result<ser
     let dev: Vec<Question> = kept.split_off(kept.len() - n_dev);
     let pairs = |qs: &[Question]| -> usize { qs.iter().map(|q| q.candidates.len()).sum() };
     for (path, qs) in [(train_path, &kept), (dev_path, &dev)] {
-        let mut bytes = Vec::new();
-        ansel_data::readers::jsonl::write(&mut bytes, qs)?;
-        write_atomic(path, &bytes)?;
+        ansel_model::write_questions(path, qs)?;
     }
     Ok(serde_json::json!({
         "generated": made,

@@ -78,9 +78,7 @@ pub fn run(args: ConvertArgs) -> Result<()> {
 }
 
 fn write(out: &Path, questions: &[Question]) -> Result<()> {
-    let mut bytes = Vec::new();
-    ansel_data::readers::jsonl::write(&mut bytes, questions)?;
-    write_atomic(out, &bytes)?;
+    ansel_model::write_questions(out, questions)?;
     let candidates: usize = questions.iter().map(|q| q.candidates.len()).sum();
     eprintln!(
         "wrote {} questions, {candidates} candidates to {}",
