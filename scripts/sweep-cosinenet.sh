@@ -162,6 +162,30 @@ open(sys.argv[2] + "-b.jsonl", "w").writelines(qs[2000:5000])
 PY
 }
 synth_set 12
+# Round 8: SQuAD paragraphs as distillation data (issue 20 names SQuAD-sent questions). The lists are
+# WikiQA-shaped: a question over every sentence of its paragraph, in document order
+# (`ansel-lab squad-sent` with all in-paragraph negatives and none from other articles, on the
+# training articles of the SQuAD-sent split; dev and test articles are never read here), one seeded
+# question per paragraph for 5,000 paragraphs. Used as extra lists labelled by the teacher alone,
+# and as the first step of transfer then adapt (gold labels and the teacher, WikiQA dev for early
+# stopping; the adapted runs start from its weights).
+squad_para=target/squad-para
+squad5k=$squad_para/train-5k.jsonl
+if live && [[ ! -f $squad5k ]]; then
+  [[ -f $squad_para/train.jsonl.gz ]] || target/release/ansel-lab squad-sent \
+    --data "${ANSEL_SHARED_DATA:-../shared/data}/squad/train-v1.1.rebuilt.json.gz" --out "$squad_para" \
+    --paragraph-negatives 1000 --other-negatives 0 --eval-other 0
+  python3 - "$squad_para/train.jsonl.gz" "$squad5k" <<'PY2'
+import gzip, json, random, sys
+by_para = {}
+for line in gzip.open(sys.argv[1], "rt"):
+    by_para.setdefault(json.loads(line)["candidates"][0]["doc_id"], []).append(line)
+rng = random.Random(1)
+paras = sorted(by_para)
+rng.shuffle(paras)
+open(sys.argv[2], "w").writelines(rng.choice(by_para[p]) for p in paras[:5000])
+PY2
+fi
 t2="--teacher runs/minilm-trecqa-transfer-all"
 t3="--teacher runs/minilm-tanda-all-3ep"
 oof=target/oof-teacher/k2
@@ -252,11 +276,17 @@ distill=(
   "distill-mpnet-w0.5-t0.5-unanswered-dropout-0.3-ema-0.995|$tm --distill-weight 0.5 --temperature 0.5 --distill-unanswered --dropout 0.3 --ema 0.995"
   "distill-t1+mpnet-w0.8-t1-unanswered-dropout-0.3-ema-0.995|$tf --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
   "distill-t1+mpnet-w0.5-t1-unanswered-dropout-0.3-ema-0.995|$tf --distill-weight 0.5 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995"
+  # Round 8: SQuAD paragraphs (above) with the round-4 choice: as extra lists labelled by t1 alone,
+  # and transfer then adapt (the transfer run below).
+  "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-squad-5k|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --extra-train $squad5k"
+  "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-init-squad-5k|$t1 --distill-weight 0.8 --temperature 1 --distill-unanswered --dropout 0.3 --ema 0.995 --init $runs/transfer-squad-5k-t1-w0.8"
 )
 # Round 4, transfer then adapt: the chosen distillation on TrecQA TRAIN-ALL (teacher t1, whose
 # scores of it are cached; early stopping on WikiQA dev), whose weights then start WikiQA runs.
 RUN_TRAIN=${ANSEL_SHARED_DATA:-../shared/data}/trecqa/jsonl/train-all.jsonl.gz \
   run transfer-trecqa-t1-w0.5-t1 1 $t1 --distill-weight 0.5 --temperature 1 --distill-unanswered
+RUN_TRAIN=$squad5k run transfer-squad-5k-t1-w0.8 1 $t1 --distill-weight 0.8 --temperature 1 \
+  --distill-unanswered --dropout 0.3 --ema 0.995
 for seed in 1 2; do
   for entry in "${distill[@]}"; do
     [[ $entry == *"$t2"* && ! -d runs/minilm-trecqa-transfer-all ]] && continue
@@ -297,6 +327,44 @@ for entry in "${distill[@]}"; do
       "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.eval"
     fi
   done
+done
+# Round 9: the dev choice as an ensemble of its seeds 1-3 (ansel's `a+b+c`: the sum of each model's
+# scores standardised per question), trained again into $runs/ensemble/ (the seed runs above may be
+# recorded rows only). Each member and the ensemble are scored on dev; the ensemble is scored on test
+# only when its dev MAP is above every member's.
+ens=$runs/ensemble
+for entry in "${distill[@]}"; do
+  [[ ${entry%%|*} == "$chosen" ]] || continue
+  members=()
+  for seed in 1 2 3; do
+    dir=$ens/s$seed
+    members+=("$dir")
+    if live && [[ ! -f $dir/model.json ]]; then
+      mkdir -p "$ens"
+      # shellcheck disable=SC2086
+      "$ansel" train --model cosinenet --loss listwise --rnn birnn --threads 1 --seed "$seed" \
+        --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" --out "$dir" ${entry#*|} 2>"$dir.log"
+    fi
+    if live && [[ ! -f $dir.dev.json ]]; then
+      "$ansel" eval --data "$data/WikiQA-dev.tsv" --model "$dir" --json >"$dir.dev.json"
+    fi
+  done
+  fused=$(IFS=+; echo "${members[*]}")
+  if live && [[ ! -f $ens/fused.dev.json ]]; then
+    "$ansel" eval --data "$data/WikiQA-dev.tsv" --model "$fused" --json >"$ens/fused.dev.json"
+  fi
+  if live && [[ ! -f $ens/fused.test.json ]] && python3 - "$ens" <<'PY2'
+import json, sys
+d = sys.argv[1]
+fused = json.load(open(f"{d}/fused.dev.json"))["MAP"]
+sys.exit(0 if all(fused > json.load(open(f"{d}/s{s}.dev.json"))["MAP"] for s in (1, 2, 3)) else 1)
+PY2
+  then
+    "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$fused" --json >"$ens/fused.test.json"
+    for seed in 1 2 3; do
+      "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$ens/s$seed" --json >"$ens/s$seed.test.json"
+    done
+  fi
 done
 python3 scripts/cosinenet-report.py distill "$runs" "$chosen" "$out.jsonl" "$synth" "${teachers[@]}" -- "${distill[@]}" >>"$out.md.tmp"
 mv "$out.md.tmp" "$out.md"
