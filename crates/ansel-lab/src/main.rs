@@ -43,7 +43,7 @@ enum Command {
     CqaTrain(Box<ansel_cqa::train::TrainArgs>),
     /// Unlabelled question pairs by BM25 over the texts of some sets, for a teacher to label.
     QuestionPairs(question_pairs::QuestionPairsArgs),
-    /// The chapter-4 tree-kernel ranker (shallow chunk trees, subset tree kernel, SVM) on parsed pairs.
+    /// The chapter-4 tree-kernel ranker (shallow chunk trees, subset or partial tree kernel, SVM) on parsed pairs.
     Tk(Box<tree_kernel::TreeKernelArgs>),
     /// Rewrite an index's dense vectors into another storage format (f32, f16, int8).
     DenseFormat(dense_bench::DenseFormatArgs),

@@ -1,11 +1,11 @@
 //! `ansel-lab tk`: the chapter-4 tree-kernel ranker on parsed (question, candidate) pairs: shallow
-//! chunk trees with REL marks, the subset tree kernel of the question trees plus that of the
+//! chunk trees with REL marks, a tree kernel (subset or partial) of the question trees plus that of the
 //! candidate trees (each normalised), an SVM on the training pairs; writes each evaluated set's
 //! scores and metrics, and labels unlabelled sets with the SVM (chapter 5's automatic data).
 
 use crate::read_questions;
 use ansel_data::Question;
-use ansel_tk::{pair_trees, ParsedText, Stk, Svm, SvmOptions, Token, Tree};
+use ansel_tk::{pair_trees, ParsedText, Ptk, Stk, Svm, SvmOptions, Token, Tree, TreeKernel};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -30,9 +30,15 @@ pub struct TreeKernelArgs {
     /// Output folder: `<set>.scores.jsonl`, `<set>.labelled.jsonl`, `report.json`.
     #[arg(long)]
     out: PathBuf,
-    /// Decay of the subset tree kernel.
+    /// The tree kernel: `stk` (subset trees) or `ptk` (partial trees).
+    #[arg(long, default_value = "stk", value_parser = ["stk", "ptk"])]
+    kernel: String,
+    /// Decay of the tree kernel (fragment size for `stk`, child gaps for `ptk`).
     #[arg(long, default_value_t = 0.4)]
     lambda: f64,
+    /// `ptk`: weight of each fragment node.
+    #[arg(long, default_value_t = 0.4)]
+    mu: f64,
     #[arg(long, default_value_t = 1.0)]
     c: f64,
     /// Box of the positives relative to the negatives' (default: negatives / positives).
@@ -75,7 +81,7 @@ fn read_parsed(paths: &[PathBuf]) -> Result<HashMap<String, Vec<Token>>> {
 fn items(
     questions: &[Question],
     parsed: &HashMap<String, Vec<Token>>,
-    stk: Stk,
+    kernel: TreeKernel,
 ) -> Result<Vec<Item>> {
     let tokens = |text: &str| {
         parsed.get(text).with_context(|| {
@@ -88,8 +94,8 @@ fn items(
         for c in &q.candidates {
             let (q_tree, a_tree) = pair_trees(qt, tokens(&c.text)?);
             out.push(Item {
-                qq: stk.kernel(&q_tree, &q_tree).max(1e-12),
-                aa: stk.kernel(&a_tree, &a_tree).max(1e-12),
+                qq: kernel.kernel(&q_tree, &q_tree).max(1e-12),
+                aa: kernel.kernel(&a_tree, &a_tree).max(1e-12),
                 q: q_tree,
                 a: a_tree,
             });
@@ -98,8 +104,9 @@ fn items(
     Ok(out)
 }
 
-fn pair_kernel(stk: Stk, x: &Item, y: &Item) -> f64 {
-    stk.kernel(&x.q, &y.q) / (x.qq * y.qq).sqrt() + stk.kernel(&x.a, &y.a) / (x.aa * y.aa).sqrt()
+fn pair_kernel(kernel: TreeKernel, x: &Item, y: &Item) -> f64 {
+    kernel.kernel(&x.q, &y.q) / (x.qq * y.qq).sqrt()
+        + kernel.kernel(&x.a, &y.a) / (x.aa * y.aa).sqrt()
 }
 
 /// Rows `i` of `f(i)` computed on `threads` threads, in order.
@@ -153,19 +160,28 @@ fn write_scores(out: &Path, name: &str, qs: &[Question], scores: &[Vec<f32>]) ->
 }
 
 pub fn run(args: TreeKernelArgs) -> Result<()> {
-    let stk = Stk {
-        lambda: args.lambda,
-    };
     if !(args.lambda > 0.0 && args.lambda <= 1.0) {
         bail!("--lambda must be in (0, 1]");
     }
+    if !(args.mu > 0.0 && args.mu <= 1.0) {
+        bail!("--mu must be in (0, 1]");
+    }
+    let kernel = match args.kernel.as_str() {
+        "ptk" => TreeKernel::Partial(Ptk {
+            lambda: args.lambda,
+            mu: args.mu,
+        }),
+        _ => TreeKernel::Subset(Stk {
+            lambda: args.lambda,
+        }),
+    };
     let parsed = read_parsed(&args.parsed)?;
     let mut train_qs = answered(&args.train)?;
     if let Some(m) = args.max_train_questions {
         train_qs.truncate(m);
     }
     let start = Instant::now();
-    let train = items(&train_qs, &parsed, stk)?;
+    let train = items(&train_qs, &parsed, kernel)?;
     let labels: Vec<bool> = train_qs
         .iter()
         .flat_map(|q| q.candidates.iter().map(|c| c.label == Some(true)))
@@ -184,7 +200,7 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
     );
     let rows: Vec<Vec<f32>> = parallel_rows(n, args.threads, |i| {
         (0..=i)
-            .map(|j| pair_kernel(stk, &train[i], &train[j]) as f32)
+            .map(|j| pair_kernel(kernel, &train[i], &train[j]) as f32)
             .collect()
     });
     let gram_seconds = start.elapsed().as_secs_f64();
@@ -223,9 +239,9 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
         "labelled": {},
     });
     let score = |qs: &[Question]| -> Result<Vec<Vec<f32>>> {
-        let evaluated = items(qs, &parsed, stk)?;
+        let evaluated = items(qs, &parsed, kernel)?;
         let flat: Vec<f32> = parallel_rows(evaluated.len(), args.threads, |e| {
-            svm.decision(|i| pair_kernel(stk, &train[i], &evaluated[e])) as f32
+            svm.decision(|i| pair_kernel(kernel, &train[i], &evaluated[e])) as f32
         });
         Ok(ansel_model::per_question(qs, &flat))
     };

@@ -12,4 +12,4 @@ pub mod svm;
 pub mod tree;
 
 pub use svm::{Svm, SvmOptions};
-pub use tree::{pair_trees, ParsedText, Stk, Token, Tree};
+pub use tree::{pair_trees, ParsedText, Ptk, Stk, Token, Tree, TreeKernel};

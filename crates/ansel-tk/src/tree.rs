@@ -78,6 +78,10 @@ pub struct Tree {
     production: Vec<u64>,
     /// Internal nodes sorted by production.
     by_production: Vec<usize>,
+    /// Hash of each node's label.
+    label_hash: Vec<u64>,
+    /// Every node sorted by label hash.
+    by_label: Vec<usize>,
 }
 
 fn hash(parts: &[&str]) -> u64 {
@@ -101,6 +105,8 @@ impl Tree {
             children: vec![Vec::new()],
             production: Vec::new(),
             by_production: Vec::new(),
+            label_hash: Vec::new(),
+            by_label: Vec::new(),
         };
         let add = |tree: &mut Tree, parent: usize, label: String| {
             let id = tree.labels.len();
@@ -157,6 +163,9 @@ impl Tree {
             .filter(|&n| self.production[n] != 0)
             .collect();
         self.by_production.sort_by_key(|&n| (self.production[n], n));
+        self.label_hash = self.labels.iter().map(|l| hash(&[l])).collect();
+        self.by_label = (0..self.labels.len()).collect();
+        self.by_label.sort_by_key(|&n| (self.label_hash[n], n));
     }
 
     pub fn len(&self) -> usize {
@@ -231,6 +240,39 @@ pub fn pair_trees(question: &[Token], candidate: &[Token]) -> (Tree, Tree) {
     )
 }
 
+/// The node pairs (one of `a`, one of `b`) whose keys are equal, deepest pairs first: `a_sorted`
+/// and `b_sorted` list nodes sorted by key, so equal keys are found by one merge.
+fn matching_pairs(
+    a_sorted: &[usize],
+    a_key: &[u64],
+    b_sorted: &[usize],
+    b_key: &[u64],
+) -> Vec<(usize, usize)> {
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a_sorted.len() && j < b_sorted.len() {
+        let (x, y) = (a_key[a_sorted[i]], b_key[b_sorted[j]]);
+        if x < y {
+            i += 1;
+        } else if x > y {
+            j += 1;
+        } else {
+            let i_end = i + a_sorted[i..].iter().take_while(|&&n| a_key[n] == x).count();
+            let j_end = j + b_sorted[j..].iter().take_while(|&&n| b_key[n] == x).count();
+            for &n1 in &a_sorted[i..i_end] {
+                for &n2 in &b_sorted[j..j_end] {
+                    pairs.push((n1, n2));
+                }
+            }
+            i = i_end;
+            j = j_end;
+        }
+    }
+    // Children come after their parents in preorder: deepest pairs first.
+    pairs.sort_unstable_by(|p, q| q.cmp(p));
+    pairs
+}
+
 /// The subset tree kernel (Collins & Duffy 2002): the fragments two trees share, each weighted by
 /// `lambda` to the power of its size.
 #[derive(Debug, Clone, Copy)]
@@ -240,36 +282,12 @@ pub struct Stk {
 
 impl Stk {
     pub fn kernel(&self, a: &Tree, b: &Tree) -> f64 {
-        // Node pairs with the same production, by merging the sorted lists.
-        let mut pairs: Vec<(usize, usize)> = Vec::new();
-        let (mut i, mut j) = (0, 0);
-        let (pa, pb) = (&a.by_production, &b.by_production);
-        while i < pa.len() && j < pb.len() {
-            let (x, y) = (a.production[pa[i]], b.production[pb[j]]);
-            if x < y {
-                i += 1;
-            } else if x > y {
-                j += 1;
-            } else {
-                let i_end = i + pa[i..]
-                    .iter()
-                    .take_while(|&&n| a.production[n] == x)
-                    .count();
-                let j_end = j + pb[j..]
-                    .iter()
-                    .take_while(|&&n| b.production[n] == x)
-                    .count();
-                for &n1 in &pa[i..i_end] {
-                    for &n2 in &pb[j..j_end] {
-                        pairs.push((n1, n2));
-                    }
-                }
-                i = i_end;
-                j = j_end;
-            }
-        }
-        // Children come after their parents in preorder: deepest pairs first.
-        pairs.sort_unstable_by(|p, q| q.cmp(p));
+        let pairs = matching_pairs(
+            &a.by_production,
+            &a.production,
+            &b.by_production,
+            &b.production,
+        );
         let mut delta: HashMap<(usize, usize), f64> = HashMap::with_capacity(pairs.len());
         let mut total = 0.0;
         for (n1, n2) in pairs {
@@ -288,6 +306,107 @@ impl Stk {
             total += d;
         }
         total
+    }
+}
+
+/// The partial tree kernel (Moschitti 2006): the fragments two trees share where a node may keep
+/// any subsequence of its children, so a fragment need not hold whole productions. Each node of
+/// a fragment weighs `mu`, a node with no child kept `mu * lambda^2`, and kept children are
+/// decayed by `lambda` per child skipped between them (the recursion of SVM-light-TK's PTK,
+/// which the thesis used).
+#[derive(Debug, Clone, Copy)]
+pub struct Ptk {
+    pub lambda: f64,
+    pub mu: f64,
+}
+
+impl Ptk {
+    pub fn kernel(&self, a: &Tree, b: &Tree) -> f64 {
+        let pairs = matching_pairs(&a.by_label, &a.label_hash, &b.by_label, &b.label_hash);
+        // Deltas of every node pair, 0 where the labels differ (a dense table: trees are small,
+        // and the lookups are the kernel's inner loop).
+        let width = b.len();
+        let mut delta = vec![0.0; a.len() * width];
+        let mut scratch = (Vec::new(), Vec::new());
+        let mut total = 0.0;
+        for (n1, n2) in pairs {
+            let d = self.delta(
+                (&a.children[n1], &b.children[n2]),
+                |x, y| delta[x * width + y],
+                &mut scratch,
+            );
+            delta[n1 * width + n2] = d;
+            total += d;
+        }
+        total
+    }
+
+    /// Delta of two nodes with equal labels and these children, from their children's deltas.
+    fn delta(
+        &self,
+        (c1, c2): (&[usize], &[usize]),
+        child_delta: impl Fn(usize, usize) -> f64,
+        (dps, dp): &mut (Vec<f64>, Vec<f64>),
+    ) -> f64 {
+        let (lambda, lambda2) = (self.lambda, self.lambda * self.lambda);
+        if c1.is_empty() || c2.is_empty() {
+            return self.mu * lambda2;
+        }
+        let (n, m) = (c1.len(), c2.len());
+        let child = |i: usize, j: usize| child_delta(c1[i], c2[j]);
+        let at = |i: usize, j: usize| i * (m + 1) + j;
+        // dps[i][j]: common child subsequences of the current length ending at children i and j
+        // (1-based); dp[i][j]: their sum over every end up to (i, j), gaps decayed by lambda.
+        dps.clear();
+        dps.resize((n + 1) * (m + 1), 0.0);
+        dp.clear();
+        dp.resize((n + 1) * (m + 1), 0.0);
+        let mut sum = 0.0;
+        for i in 1..=n {
+            for j in 1..=m {
+                dps[at(i, j)] = child(i - 1, j - 1);
+                sum += dps[at(i, j)];
+            }
+        }
+        for len in 1..n.min(m) {
+            for j in 0..=m {
+                dp[at(len - 1, j)] = 0.0;
+            }
+            for i in 0..=n {
+                dp[at(i, len - 1)] = 0.0;
+            }
+            for i in len..=n {
+                for j in len..=m {
+                    dp[at(i, j)] =
+                        dps[at(i, j)] + lambda * dp[at(i - 1, j)] + lambda * dp[at(i, j - 1)]
+                            - lambda2 * dp[at(i - 1, j - 1)];
+                    let d = child(i - 1, j - 1);
+                    dps[at(i, j)] = if d == 0.0 {
+                        0.0
+                    } else {
+                        d * dp[at(i - 1, j - 1)]
+                    };
+                    sum += dps[at(i, j)];
+                }
+            }
+        }
+        self.mu * (lambda2 + sum)
+    }
+}
+
+/// A tree kernel: which of the two, with its decays.
+#[derive(Debug, Clone, Copy)]
+pub enum TreeKernel {
+    Subset(Stk),
+    Partial(Ptk),
+}
+
+impl TreeKernel {
+    pub fn kernel(&self, a: &Tree, b: &Tree) -> f64 {
+        match self {
+            TreeKernel::Subset(k) => k.kernel(a, b),
+            TreeKernel::Partial(k) => k.kernel(a, b),
+        }
     }
 }
 
@@ -355,6 +474,8 @@ mod tests {
                 children: vec![vec![1], vec![2], vec![]],
                 production: vec![],
                 by_production: vec![],
+                label_hash: vec![],
+                by_label: vec![],
             };
             tree.index();
             tree
@@ -369,5 +490,107 @@ mod tests {
             (k.kernel(&q, &a) - k.kernel(&a, &q)).abs() < 1e-12,
             "symmetric"
         );
+    }
+
+    /// A tree from bracket notation, `(A (B x) c)`.
+    fn parse(text: &str) -> Tree {
+        let mut tree = Tree {
+            labels: vec![],
+            children: vec![],
+            production: vec![],
+            by_production: vec![],
+            label_hash: vec![],
+            by_label: vec![],
+        };
+        let mut open: Vec<usize> = Vec::new();
+        let spaced = text.replace('(', " ( ").replace(')', " ) ");
+        let mut tokens = spaced.split_whitespace().peekable();
+        while let Some(t) = tokens.next() {
+            match t {
+                "(" => {
+                    let label = tokens.next().expect("a label after (");
+                    let id = tree.labels.len();
+                    tree.labels.push(label.into());
+                    tree.children.push(vec![]);
+                    if let Some(&parent) = open.last() {
+                        tree.children[parent].push(id);
+                    }
+                    open.push(id);
+                }
+                ")" => {
+                    open.pop();
+                }
+                leaf => {
+                    let id = tree.labels.len();
+                    tree.labels.push(leaf.into());
+                    tree.children.push(vec![]);
+                    tree.children[*open.last().expect("a leaf inside a node")].push(id);
+                }
+            }
+        }
+        tree.index();
+        tree
+    }
+
+    #[test]
+    fn the_partial_tree_kernel_counts_shared_partial_fragments() {
+        // With mu = lambda = 1 the kernel is the number of shared fragments, a node keeping any
+        // subsequence of its children.
+        let count = Ptk {
+            lambda: 1.0,
+            mu: 1.0,
+        };
+        let k = |a: &str, b: &str| count.kernel(&parse(a), &parse(b));
+        // x, B, (B x), A, (A B), (A (B x)).
+        assert_eq!(k("(A (B x))", "(A (B x))"), 6.0);
+        // b, c, A, (A b), (A c), (A b c).
+        assert_eq!(k("(A b c)", "(A b c)"), 6.0);
+        // A gap in the other tree still matches (A b c) when gaps cost nothing ...
+        assert_eq!(k("(A b c)", "(A b d c)"), 6.0);
+        // ... and order matters: (A b c) is not in (A c b).
+        assert_eq!(k("(A b c)", "(A c b)"), 5.0);
+        // The subset tree kernel only matches whole productions: (A b c) alone.
+        assert_eq!(
+            Stk { lambda: 1.0 }.kernel(&parse("(A b c)"), &parse("(A b c)")),
+            1.0
+        );
+        assert_eq!(
+            Stk { lambda: 1.0 }.kernel(&parse("(A b c)"), &parse("(A b d c)")),
+            0.0
+        );
+        // A gap costs lambda per skipped child.
+        let decayed = Ptk {
+            lambda: 0.5,
+            mu: 1.0,
+        };
+        let d = |a: &str, b: &str| decayed.kernel(&parse(a), &parse(b));
+        assert!(d("(A b c)", "(A b d c)") < d("(A b c)", "(A b c)"));
+        // Leaves b, c: 2 * mu * lambda^2; A: mu * (lambda^2 + b + c + (A b c) with one gap).
+        let leaf = 0.25;
+        let expected = 2.0 * leaf + (0.25 + 2.0 * leaf + leaf * leaf * 0.5);
+        assert!((d("(A b c)", "(A b d c)") - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_partial_tree_kernel_is_symmetric_and_peaks_on_identical_pairs() {
+        let (q, a) = pair_trees(&who(), &bell());
+        let k = TreeKernel::Partial(Ptk {
+            lambda: 0.4,
+            mu: 0.4,
+        });
+        let (qq, aa, qa) = (k.kernel(&q, &q), k.kernel(&a, &a), k.kernel(&q, &a));
+        assert!(qa > 0.0 && qa < qq.min(aa), "{qa} {qq} {aa}");
+        assert!((qa - k.kernel(&a, &q)).abs() < 1e-12, "symmetric");
+        // Partial fragments include the subset trees' whole productions and more.
+        let stk = TreeKernel::Subset(Stk { lambda: 0.4 });
+        assert!(
+            Ptk {
+                lambda: 1.0,
+                mu: 1.0
+            }
+            .kernel(&q, &a)
+                > Stk { lambda: 1.0 }.kernel(&q, &a)
+        );
+        assert!(stk.kernel(&q, &a) > 0.0);
     }
 }
