@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data/trec-car/test200-v1.5}
 WORK=${WORK:-target/trec-car}
-STEPS=${STEPS:-1500}
+STEPS=${STEPS:-3000}
 BLOCKS=${BLOCKS:-2}
 THREADS=${THREADS:-1}
 KEEP=${KEEP:-40}
