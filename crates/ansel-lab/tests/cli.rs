@@ -234,6 +234,38 @@ fn tree_kernel_ranker_learns_from_parsed_pairs() {
         assert_eq!(c["label"], i64::from(positive), "{labelled} {pool}");
     }
     assert_eq!(report["labelled"]["pool.jsonl"]["pairs"], 2);
+    // The partial tree kernel learns the same from these pairs; a weight outside (0, 1] is refused.
+    let ptk = |mu: &str, out: &str| {
+        lab(&[
+            "tk",
+            "--kernel",
+            "ptk",
+            "--mu",
+            mu,
+            "--parsed",
+            &arg("parsed.jsonl"),
+            "--train",
+            &arg("train.jsonl"),
+            "--eval",
+            &arg("test.jsonl"),
+            "--out",
+            &arg(out),
+        ])
+    };
+    let out = ptk("0.4", "out-ptk");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out-ptk/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["arguments"]["kernel"], "ptk");
+    assert_eq!(report["sets"]["test.jsonl"]["MAP"], 1.0);
+    let out = ptk("1.5", "out-bad");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mu must be in (0, 1]"));
     std::fs::write(p.join("partial.jsonl"), lines[..2].join("\n")).unwrap();
     let out = run(&arg("partial.jsonl"));
     assert!(!out.status.success());
