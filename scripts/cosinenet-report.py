@@ -394,13 +394,8 @@ def distill_mode(runs, chosen, jsonl, synth, teachers, distill):
                   f"trip, in {st['total_seconds']:.1f} s.")
     print("  " + said("distill-t1-w0.5-t1-unanswered-synth-2k", "2,000 synthetic questions")[2:])
     print("  " + said("distill-t1-w0.5-t1-unanswered-synth-5k", "5,000 synthetic questions")[2:])
-    tr = info("transfer-trecqa-t1-w0.5-t1", 1)
-    if tr:
-        rows.append(tr)
-        print(f"- Transfer then adapt: the round-3 options trained on TrecQA TRAIN-ALL (teacher t1, its "
-              f"cached scores; WikiQA dev for early stopping: dev MAP {tr['dev MAP']:.4f} at epoch "
-              f"{tr.get('best_epoch')}, {tr['train_seconds']:.0f} s), then `--init` from it on WikiQA:")
-        print("  " + said("distill-t1-w0.5-t1-unanswered-init-trecqa", "adapted on WikiQA")[2:])
+    transfer_then_adapt(info, said, rows, "transfer-trecqa-t1-w0.5-t1", "distill-t1-w0.5-t1-unanswered-init-trecqa",
+                        "the round-3 options trained on TrecQA TRAIN-ALL (teacher t1, its cached scores")
     print(said("distill-t1-w0.5-t0.5-unanswered", "a sharper teacher, T 0.5"))
     print(said("distill-t1-w0.5-t1-unanswered-dropout-0.3", "dropout 0.3 instead of 0.5"))
     print(said("distill-t1-w0.5-t1-unanswered-lr-1e-3", "lr 1e-3 for 8 epochs (round 1's best schedule)"))
@@ -595,6 +590,18 @@ def round7(means, said, all_rows):
           "stays unreached.\n")
 
 
+def transfer_then_adapt(info, said, rows, transfer, adapted, trained):
+    """The lines of a transfer-then-adapt pair: the run `trained` on other lists (recorded in `rows`)
+    and the WikiQA run started from its weights."""
+    tr = info(transfer, 1)
+    if not tr:
+        return
+    rows.append(tr)
+    print(f"- Transfer then adapt: {trained}; WikiQA dev for early stopping: dev MAP {tr['dev MAP']:.4f} at epoch "
+          f"{tr.get('best_epoch')}, {tr['train_seconds']:.0f} s), then `--init` from it on WikiQA:")
+    print("  " + said(adapted, "adapted on WikiQA")[2:])
+
+
 def round8(runs, means, said, info, rows):
     """Round 8, SQuAD paragraphs as distillation data: prints its section when its runs are there."""
     extra = "distill-t1-w0.8-t1-unanswered-dropout-0.3-ema-0.995-squad-5k"
@@ -613,13 +620,8 @@ def round8(runs, means, said, info, rows):
           f"round-4 choice, whose mean dev MAP is {base4:.4f} (differences in brackets are against round 3's "
           "choice, as above):\n")
     print(said(extra, "as extra lists labelled by t1 alone (`--extra-train`)"))
-    tr = info("transfer-squad-5k-t1-w0.8", 1)
-    if tr:
-        rows.append(tr)
-        print(f"- Transfer then adapt: the round-4 options trained on those lists (gold and t1; WikiQA dev for "
-              f"early stopping: dev MAP {tr['dev MAP']:.4f} at epoch {tr.get('best_epoch')}, "
-              f"{tr['train_seconds']:.0f} s), then `--init` from it on WikiQA:")
-        print("  " + said(init, "adapted on WikiQA")[2:])
+    transfer_then_adapt(info, said, rows, "transfer-squad-5k-t1-w0.8", init,
+                        "the round-4 options trained on those lists (gold and t1")
     got = [means[n] for n in (extra, init) if n in means]
     print(f"\nReading: {'neither' if len(got) == 2 else 'it'} reaches the round-4 choice on dev "
           f"({', '.join(f'{m:.4f}' for m in got)} against {base4:.4f}), as TrecQA's lists and the synthetic ones "
