@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The thesis' chapter 5 on SemEval-2016 Task 3 subtask B (question-question similarity): a
-# tree-kernel SVM (`ansel-lab tk`) trained on the gold pairs labels unlabelled question pairs
+# tree-kernel SVM (`ansel-lab tk`; subset tree kernel, and the partial tree kernel as a second
+# teacher) trained on the gold pairs labels unlabelled question pairs
 # (`ansel-lab question-pairs`: every training text with its 10 best BM25 matches among the
 # others); RelCNN (`ansel train --model relcnn --loss pointwise`) is trained on gold alone, on
 # the TK-labelled pairs alone, on both, and pre-trained on the TK labels then fine-tuned on gold
@@ -47,7 +48,11 @@ parsed=$d/parsed.jsonl
   "$d/train.jsonl" "$d/tune.jsonl" "$d/dev.jsonl" "$d/unlabelled.jsonl" --out "$parsed"
 [ -f "$WORK/tk/report.json" ] || nice -n 10 "$lab" tk --parsed "$parsed" --train "$d/train.jsonl" \
   --eval "$d/tune.jsonl" "$d/dev.jsonl" --label "$d/unlabelled.jsonl" --out "$WORK/tk" --threads "${THREADS:-2}"
+# The same with the partial tree kernel (the thesis' kernel), a second teacher.
+[ -f "$WORK/tk-ptk/report.json" ] || nice -n 10 "$lab" tk --kernel ptk --parsed "$parsed" --train "$d/train.jsonl" \
+  --eval "$d/tune.jsonl" "$d/dev.jsonl" --label "$d/unlabelled.jsonl" --out "$WORK/tk-ptk" --threads "${THREADS:-2}"
 tk_labelled=$WORK/tk/unlabelled.jsonl.labelled.jsonl
+ptk_labelled=$WORK/tk-ptk/unlabelled.jsonl.labelled.jsonl
 all_relevant=$WORK/all-relevant.jsonl
 [ -f "$all_relevant" ] || python3 -c '
 import json, sys
@@ -89,11 +94,15 @@ import os; os.replace(sys.argv[3] + ".tmp", sys.argv[3])
 PY
   fi
   cat "$tk_labelled" "$d/train.jsonl" > "$WORK/tk-plus-gold.jsonl"
+  cat "$ptk_labelled" "$d/train.jsonl" > "$WORK/ptk-plus-gold.jsonl"
   cat "$cnn_labelled" "$d/train.jsonl" > "$WORK/cnn-plus-gold.jsonl"
   cat "$all_relevant" "$d/train.jsonl" > "$WORK/all-plus-gold.jsonl"
   train "cnn-tk" "$tk_labelled" "$seed"
   train "cnn-tk-ft" "$d/train.jsonl" "$seed" --init "$WORK/models/cnn-tk-s$seed" --lr "$lr"
   train "cnn-tk+gold" "$WORK/tk-plus-gold.jsonl" "$seed"
+  train "cnn-ptk" "$ptk_labelled" "$seed"
+  train "cnn-ptk-ft" "$d/train.jsonl" "$seed" --init "$WORK/models/cnn-ptk-s$seed" --lr "$lr"
+  train "cnn-ptk+gold" "$WORK/ptk-plus-gold.jsonl" "$seed"
   train "cnn-cnn" "$cnn_labelled" "$seed"
   train "cnn-cnn-ft" "$d/train.jsonl" "$seed" --init "$WORK/models/cnn-cnn-s$seed" --lr "$lr"
   train "cnn-cnn+gold" "$WORK/cnn-plus-gold.jsonl" "$seed"
