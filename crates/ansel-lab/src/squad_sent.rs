@@ -7,15 +7,14 @@
 //! in-paragraph lists, lists with sentences from other documents, a document collection for
 //! `ansel index` and questions for `ansel eval-ask`.
 
-use ansel_data::readers::{jsonl, squad};
+use ansel_data::readers::squad;
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_lexical::{Bm25, Bm25Index, TermStats};
-use ansel_model::{write_atomic, Fingerprint};
+use ansel_model::{write_atomic, write_questions, Fingerprint};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -317,18 +316,6 @@ impl Sentence<'_> {
 fn contains_answer(text: &str, answers: &[String]) -> bool {
     let text = text.to_lowercase();
     answers.iter().any(|a| text.contains(&a.to_lowercase()))
-}
-
-fn write_questions(path: &Path, questions: &[Question]) -> Result<()> {
-    let mut bytes = Vec::new();
-    jsonl::write(&mut bytes, questions)?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(&bytes)?;
-        bytes = gz.finish()?;
-    }
-    write_atomic(path, &bytes)?;
-    Ok(())
 }
 
 fn write_lines(path: &Path, values: &[serde_json::Value]) -> Result<()> {

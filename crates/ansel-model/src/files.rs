@@ -32,11 +32,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Writes questions as ansel JSON lines, atomically (see [`write_atomic`]).
+/// Writes questions as ansel JSON lines, atomically (see [`write_atomic`]); gzipped when `path`
+/// ends in `.gz`, as the readers expect.
 pub fn write_questions(path: &Path, questions: &[ansel_data::Question]) -> Result<()> {
     let mut bytes = Vec::new();
     ansel_data::readers::jsonl::write(&mut bytes, questions)
         .map_err(|e| ModelError::io(path, e))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        bytes = gz
+            .write_all(&bytes)
+            .and_then(|_| gz.finish())
+            .map_err(|e| ModelError::io(path, e))?;
+    }
     write_atomic(path, &bytes)
 }
 
@@ -137,6 +145,31 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn write_questions_gzips_a_gz_path_and_the_readers_read_both_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let question = ansel_data::Question {
+            id: "q1".into(),
+            text: "Who wrote Hamlet?".into(),
+            candidates: vec![ansel_data::Candidate {
+                id: "c1".into(),
+                text: "Shakespeare wrote Hamlet.".into(),
+                label: Some(true),
+                context: None,
+            }],
+        };
+        for name in ["q.jsonl", "q.jsonl.gz"] {
+            let path = dir.path().join(name);
+            write_questions(&path, std::slice::from_ref(&question)).unwrap();
+            let gzipped = fs::read(&path).unwrap().starts_with(&[0x1f, 0x8b]);
+            assert_eq!(gzipped, name.ends_with(".gz"), "{name}");
+            assert_eq!(
+                ansel_data::read_path(&path, None).unwrap(),
+                vec![question.clone()]
+            );
+        }
     }
 
     #[test]
