@@ -31,8 +31,8 @@ pub struct TreeKernelArgs {
     #[arg(long)]
     out: PathBuf,
     /// The tree kernel: `stk` (subset trees) or `ptk` (partial trees).
-    #[arg(long, default_value = "stk", value_parser = ["stk", "ptk"])]
-    kernel: String,
+    #[arg(long, value_enum, default_value_t = KernelKind::Stk)]
+    kernel: KernelKind,
     /// Decay of the tree kernel (fragment size for `stk`, child gaps for `ptk`).
     #[arg(long, default_value_t = 0.4)]
     lambda: f64,
@@ -50,6 +50,13 @@ pub struct TreeKernelArgs {
     max_train_questions: Option<usize>,
     #[arg(long, default_value_t = 2)]
     threads: usize,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+enum KernelKind {
+    Stk,
+    Ptk,
 }
 
 /// One (question, candidate) pair as trees, with their self kernels.
@@ -166,12 +173,12 @@ pub fn run(args: TreeKernelArgs) -> Result<()> {
     if !(args.mu > 0.0 && args.mu <= 1.0) {
         bail!("--mu must be in (0, 1]");
     }
-    let kernel = match args.kernel.as_str() {
-        "ptk" => TreeKernel::Partial(Ptk {
+    let kernel = match args.kernel {
+        KernelKind::Ptk => TreeKernel::Partial(Ptk {
             lambda: args.lambda,
             mu: args.mu,
         }),
-        _ => TreeKernel::Subset(Stk {
+        KernelKind::Stk => TreeKernel::Subset(Stk {
             lambda: args.lambda,
         }),
     };

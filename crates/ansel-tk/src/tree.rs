@@ -1,7 +1,7 @@
 //! Shallow chunk trees with REL and REL-FOCUS marks, and the subset tree kernel over them.
 
 use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// One token as `scripts/parse-shallow.py` writes it: lower-cased lemma, Penn tag, universal
 /// part of speech, chunk (`B-NP`, `I-NP`, `VP`, `PP`, `ADJP`, `ADVP`, `O`), entity type (or "").
@@ -273,6 +273,26 @@ fn matching_pairs(
     pairs
 }
 
+/// The sum of `node_delta` over node pairs, deepest first, each computed from the deltas of the
+/// pairs below it (`child_delta`: 0 for a pair that is not in `pairs`). The deltas are a dense
+/// table: trees are small, and the lookups are the kernels' inner loop.
+fn sum_deltas(
+    a: &Tree,
+    b: &Tree,
+    pairs: Vec<(usize, usize)>,
+    mut node_delta: impl FnMut(usize, usize, &dyn Fn(usize, usize) -> f64) -> f64,
+) -> f64 {
+    let width = b.len();
+    let mut delta = vec![0.0; a.len() * width];
+    let mut total = 0.0;
+    for (n1, n2) in pairs {
+        let d = node_delta(n1, n2, &|x, y| delta[x * width + y]);
+        delta[n1 * width + n2] = d;
+        total += d;
+    }
+    total
+}
+
 /// The subset tree kernel (Collins & Duffy 2002): the fragments two trees share, each weighted by
 /// `lambda` to the power of its size.
 #[derive(Debug, Clone, Copy)]
@@ -288,24 +308,19 @@ impl Stk {
             &b.by_production,
             &b.production,
         );
-        let mut delta: HashMap<(usize, usize), f64> = HashMap::with_capacity(pairs.len());
-        let mut total = 0.0;
-        for (n1, n2) in pairs {
+        sum_deltas(a, b, pairs, |n1, n2, child| {
             let (c1, c2) = (&a.children[n1], &b.children[n2]);
             let preterminal = c1.iter().all(|&c| a.children[c].is_empty());
-            let d = if preterminal {
+            if preterminal {
                 self.lambda
             } else {
                 self.lambda
                     * c1.iter()
                         .zip(c2)
-                        .map(|(&x, &y)| 1.0 + delta.get(&(x, y)).copied().unwrap_or(0.0))
+                        .map(|(&x, &y)| 1.0 + child(x, y))
                         .product::<f64>()
-            };
-            delta.insert((n1, n2), d);
-            total += d;
-        }
-        total
+            }
+        })
     }
 }
 
@@ -323,29 +338,17 @@ pub struct Ptk {
 impl Ptk {
     pub fn kernel(&self, a: &Tree, b: &Tree) -> f64 {
         let pairs = matching_pairs(&a.by_label, &a.label_hash, &b.by_label, &b.label_hash);
-        // Deltas of every node pair, 0 where the labels differ (a dense table: trees are small,
-        // and the lookups are the kernel's inner loop).
-        let width = b.len();
-        let mut delta = vec![0.0; a.len() * width];
         let mut scratch = (Vec::new(), Vec::new());
-        let mut total = 0.0;
-        for (n1, n2) in pairs {
-            let d = self.delta(
-                (&a.children[n1], &b.children[n2]),
-                |x, y| delta[x * width + y],
-                &mut scratch,
-            );
-            delta[n1 * width + n2] = d;
-            total += d;
-        }
-        total
+        sum_deltas(a, b, pairs, |n1, n2, child| {
+            self.delta((&a.children[n1], &b.children[n2]), child, &mut scratch)
+        })
     }
 
     /// Delta of two nodes with equal labels and these children, from their children's deltas.
     fn delta(
         &self,
         (c1, c2): (&[usize], &[usize]),
-        child_delta: impl Fn(usize, usize) -> f64,
+        child_delta: &dyn Fn(usize, usize) -> f64,
         (dps, dp): &mut (Vec<f64>, Vec<f64>),
     ) -> f64 {
         let (lambda, lambda2) = (self.lambda, self.lambda * self.lambda);
@@ -380,12 +383,7 @@ impl Ptk {
                     dp[at(i, j)] =
                         dps[at(i, j)] + lambda * dp[at(i - 1, j)] + lambda * dp[at(i, j - 1)]
                             - lambda2 * dp[at(i - 1, j - 1)];
-                    let d = child(i - 1, j - 1);
-                    dps[at(i, j)] = if d == 0.0 {
-                        0.0
-                    } else {
-                        d * dp[at(i - 1, j - 1)]
-                    };
+                    dps[at(i, j)] = child(i - 1, j - 1) * dp[at(i - 1, j - 1)];
                     sum += dps[at(i, j)];
                 }
             }
