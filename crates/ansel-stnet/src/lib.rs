@@ -252,10 +252,13 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             for line in text.lines() {
                 let f: Vec<&str> = line.split('\t').collect();
                 if f.len() == 3 {
+                    // The network's f32, as a fold scored in this run holds it: a resumed run
+                    // writes the same run file as an uninterrupted one.
+                    let score: f32 = f[2].parse()?;
                     scores
                         .entry(f[0].to_string())
                         .or_default()
-                        .push((f[1].to_string(), f[2].parse()?));
+                        .push((f[1].to_string(), f64::from(score)));
                 }
             }
             let model: serde_json::Value =
