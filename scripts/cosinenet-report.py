@@ -638,19 +638,19 @@ def round9(runs, chosen, all_rows, single):
     """Round 9, the dev choice as an ensemble of its seeds: prints its section; returns its recorded row."""
     rec = next((r for r in all_rows if r.get("section") == "ensemble"), None)
     d = ENSEMBLE
-    have = all(os.path.exists(f"{d}/{n}.dev.json") for n in ("s1", "s2", "s3", "fused"))
-    if have:
+    members = [run_dir(d, "m", s) for s in (1, 2, 3)]
+    if all(os.path.exists(f"{n}.dev.json") for n in members + [f"{d}/fused"]):
         ev = lambda n: json.load(open(n))
         rec = {"section": "ensemble", "setting": chosen,
-               "members_dev_MAP": [ev(f"{d}/s{s}.dev.json")["MAP"] for s in (1, 2, 3)],
+               "members_dev_MAP": [ev(f"{m}.dev.json")["MAP"] for m in members],
                "fused_dev": {k: ev(f"{d}/fused.dev.json")[k] for k in ("MAP", "MRR", "P@1")}}
         if os.path.exists(f"{d}/fused.test.json"):
             rec["fused_test"] = {k: ev(f"{d}/fused.test.json")[k] for k in ("MAP", "MRR", "P@1")}
-            rec["members_test_MAP"] = [ev(f"{d}/s{s}.test.json")["MAP"] for s in (1, 2, 3)]
+            rec["members_test_MAP"] = [ev(f"{m}.test.json")["MAP"] for m in members]
     if rec is None:
         return []
     print("\n## Round 9: the dev choice as an ensemble of its three seeds\n")
-    print(f"`{chosen}` trained again with seeds 1-3 (`{d}/s*`); the ensemble is ansel's fusion of the three "
+    print(f"`{chosen}` trained again with seeds 1-3 (`{d}/m*`); the ensemble is ansel's fusion of the three "
           "(`ansel eval --model A+B+C`: the sum of each model's scores standardised per question), three "
           "times the single network's scoring cost. It is scored on test only if its dev MAP is above every "
           "member's.\n")

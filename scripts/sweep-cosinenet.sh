@@ -329,22 +329,20 @@ for entry in "${distill[@]}"; do
   done
 done
 # Round 9: the dev choice as an ensemble of its seeds 1-3 (ansel's `a+b+c`: the sum of each model's
-# scores standardised per question), trained again into $runs/ensemble/ (the seed runs above may be
+# scores standardised per question), trained again into $runs/ensemble/m* (the seed runs above may be
 # recorded rows only). Each member and the ensemble are scored on dev; the ensemble is scored on test
 # only when its dev MAP is above every member's.
 ens=$runs/ensemble
 for entry in "${distill[@]}"; do
   [[ ${entry%%|*} == "$chosen" ]] || continue
   members=()
+  live && mkdir -p "$ens"
   for seed in 1 2 3; do
-    dir=$ens/s$seed
+    # shellcheck disable=SC2086
+    run ensemble/m "$seed" ${entry#*|}
+    dir=$ens/m
+    [[ $seed == 1 ]] || dir=$ens/m-s$seed
     members+=("$dir")
-    if live && [[ ! -f $dir/model.json ]]; then
-      mkdir -p "$ens"
-      # shellcheck disable=SC2086
-      "$ansel" train --model cosinenet --loss listwise --rnn birnn --threads 1 --seed "$seed" \
-        --train "$data/WikiQA-train.tsv" --dev "$data/WikiQA-dev.tsv" --out "$dir" ${entry#*|} 2>"$dir.log"
-    fi
     if live && [[ ! -f $dir.dev.json ]]; then
       "$ansel" eval --data "$data/WikiQA-dev.tsv" --model "$dir" --json >"$dir.dev.json"
     fi
@@ -357,12 +355,12 @@ for entry in "${distill[@]}"; do
 import json, sys
 d = sys.argv[1]
 fused = json.load(open(f"{d}/fused.dev.json"))["MAP"]
-sys.exit(0 if all(fused > json.load(open(f"{d}/s{s}.dev.json"))["MAP"] for s in (1, 2, 3)) else 1)
+sys.exit(0 if all(fused > json.load(open(f"{d}/{m}.dev.json"))["MAP"] for m in ("m", "m-s2", "m-s3")) else 1)
 PY2
   then
     "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$fused" --json >"$ens/fused.test.json"
-    for seed in 1 2 3; do
-      "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$ens/s$seed" --json >"$ens/s$seed.test.json"
+    for dir in "${members[@]}"; do
+      "$ansel" eval --data "$data/WikiQA-test.tsv" --model "$dir" --json >"$dir.test.json"
     done
   fi
 done
