@@ -168,9 +168,10 @@ if training:
         p("; ".join(f"{n} " + ", ".join(str(f.get("chosen_step", "-")) for f in t2["folds"]) for n, t2 in training.items()) + ".")
     if a["steps"] == 3000:
         p("The cap was 1500 steps until the inner dev set chose the last checkpoint in 3 of STNet's 5 folds (its MAP still")
-        p("rising); the 3000-step runs here continued those 1500-step runs from their checkpoints (`--resume` with a larger")
-        p("`--steps`: the same pair sampling and optimiser state; libtorch's dropout generator is seeded again on resume, so")
-        p("the second half's dropout masks differ from one uninterrupted run's). Their numbers at 1500 steps are in the project's history.")
+        p("rising). The 3000-step runs committed in a178f1b continued those 1500-step runs from their checkpoints (`--resume`")
+        p("with a larger `--steps`: the same pair sampling and optimiser state; libtorch's dropout generator is seeded again on")
+        p("resume, so the second half's dropout masks differ from one uninterrupted run's). Their numbers at 1500 steps are in")
+        p("the project's history.")
     if c.get("branch_init") == "zero":
         p("The scorer's weights on the neural branches (the transformer's a and the similarity module's psi) start at zero, so each")
         p("network starts as its feature encoder alone and an untrained branch adds no noise to the ranking (`--branch-init zero`).")
