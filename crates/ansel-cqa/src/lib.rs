@@ -21,7 +21,7 @@ use ansel_efficient::Vocabulary;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ansel_torch::tch::{nn, Device};
 use data::Triple;
-use net::{Batch, CqaNet, NetConfig};
+use net::{Batch, CScore, CqaNet, NetConfig};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -39,15 +39,20 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    /// Task C logits of the triples, in order.
+    /// Task C scores of the triples, in order, by the network's own rule.
     pub fn score_triples(&self, triples: &[Triple]) -> Vec<f32> {
+        self.score_triples_by(triples, self.net.config.c_score)
+    }
+
+    /// Task C scores of the triples, in order, by `rule`.
+    pub fn score_triples_by(&self, triples: &[Triple], rule: CScore) -> Vec<f32> {
         ansel_torch::tch::no_grad(|| {
             triples
                 .chunks(BATCH)
                 .flat_map(|chunk| {
                     let refs: Vec<&Triple> = chunk.iter().collect();
                     let batch = Batch::new(&refs, &self.vocab, self.net.config.inputs);
-                    Vec::<f32>::try_from(self.net.forward(&batch, false).select(1, 2))
+                    Vec::<f32>::try_from(rule.apply(&self.net.forward(&batch, false)))
                         .expect("float logits")
                 })
                 .collect()
@@ -97,6 +102,33 @@ impl Ranker for CqaRanker {
             .map_err(|_| ModelError::Backend("a scoring thread panicked".into()))?;
         Ok(loaded.score_triples(&triples))
     }
+}
+
+/// SemEval's official task C scores of a saved model on a full SemEval file, by each rule its
+/// heads allow (the rule the model was saved with is one of them).
+pub fn rule_scores(
+    model: &Path,
+    data: &Path,
+) -> anyhow::Result<Vec<(CScore, ansel_eval::SemEvalScores)>> {
+    let card = ModelCard::read(model)?;
+    let ranker = CqaRanker::load(model, &card)?;
+    let file = data::read_file(data)?;
+    let lists = data::labelled_lists(data, &file, &Default::default())?;
+    let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
+    let loaded = ranker
+        .loaded
+        .lock()
+        .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))?;
+    Ok(CScore::available(loaded.net.config.heads)
+        .into_iter()
+        .map(|rule| {
+            let scores: Vec<Vec<f32>> = lists
+                .iter()
+                .map(|(_, t)| loaded.score_triples_by(t, rule))
+                .collect();
+            (rule, ansel_eval::semeval_scores(&questions, &scores))
+        })
+        .collect())
 }
 
 #[cfg(test)]

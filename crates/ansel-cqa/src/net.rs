@@ -18,6 +18,42 @@ pub enum Inputs {
     Triplet,
 }
 
+/// How a task C list is scored from the heads' logits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CScore {
+    /// Task C's own head.
+    #[default]
+    Head,
+    /// P(A) P(B): the comment answers its related question, which is relevant to the new
+    /// one (needs the A and B heads).
+    Chain,
+    /// P(C) + P(A) P(B): both readings, equally weighted.
+    Both,
+}
+
+impl CScore {
+    /// The scores of a batch from its `[B, 3]` head logits.
+    pub fn apply(self, logits: &Tensor) -> Tensor {
+        let p = logits.sigmoid();
+        let chain = || p.select(1, 0) * p.select(1, 1);
+        match self {
+            CScore::Head => logits.select(1, 2),
+            CScore::Chain => chain(),
+            CScore::Both => p.select(1, 2) + chain(),
+        }
+    }
+
+    /// The rules a network with these heads can use.
+    pub fn available(heads: [bool; 3]) -> Vec<CScore> {
+        if heads[0] && heads[1] {
+            vec![CScore::Head, CScore::Chain, CScore::Both]
+        } else {
+            vec![CScore::Head]
+        }
+    }
+}
+
 /// Hyper-parameters of the network (the thesis' section 8.2.1 values by default).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NetConfig {
@@ -35,6 +71,9 @@ pub struct NetConfig {
     pub hidden: i64,
     pub input_dropout: f64,
     pub hidden_dropout: f64,
+    /// How the ranker scores task C (chosen on the tuning lists at training time).
+    #[serde(default)]
+    pub c_score: CScore,
 }
 
 /// A batch of triples as tensors: per text (q_new, q_rel, comment) ids `[B, L]`, overlap

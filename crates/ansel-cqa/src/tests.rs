@@ -1,5 +1,5 @@
 use super::*;
-use crate::net::{Inputs, NetConfig};
+use crate::net::{CScore, Inputs, NetConfig};
 
 fn config(inputs: Inputs, heads: [bool; 3]) -> NetConfig {
     NetConfig {
@@ -13,6 +13,7 @@ fn config(inputs: Inputs, heads: [bool; 3]) -> NetConfig {
         hidden: 5,
         input_dropout: 0.0,
         hidden_dropout: 0.0,
+        c_score: CScore::Head,
     }
 }
 
@@ -207,4 +208,54 @@ fn a_saved_model_loads_and_scores_a_task_c_list_as_trained() {
         err.contains("model.json") && err.contains("config"),
         "{err}"
     );
+}
+
+#[test]
+fn c_score_rules_read_the_heads_as_documented() {
+    let logits =
+        ansel_torch::tch::Tensor::from_slice(&[0.0f32, 2.0, -1.0, 1.0, -3.0, 0.5]).view([2, 3]);
+    let sig = |x: f32| 1.0 / (1.0 + (-x).exp());
+    let got = |rule: CScore| Vec::<f32>::try_from(rule.apply(&logits)).unwrap();
+    assert_eq!(got(CScore::Head), [-1.0, 0.5]);
+    let chain = [sig(0.0) * sig(2.0), sig(1.0) * sig(-3.0)];
+    for (g, e) in got(CScore::Chain).iter().zip(chain) {
+        assert!((g - e).abs() < 1e-6);
+    }
+    for ((g, c), e) in got(CScore::Both)
+        .iter()
+        .zip(chain)
+        .zip([sig(-1.0), sig(0.5)])
+    {
+        assert!((g - c - e).abs() < 1e-6);
+    }
+    assert_eq!(CScore::available([false, false, true]), [CScore::Head]);
+    assert_eq!(CScore::available([true, true, true]).len(), 3);
+}
+
+#[test]
+fn a_model_scores_by_the_rule_its_card_names() {
+    let (vocab, rows, triples) = toy();
+    ansel_torch::tch::manual_seed(1);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let mut cfg = config(Inputs::Triplet, [true, true, true]);
+    cfg.c_score = CScore::Chain;
+    let net = CqaNet::new(&vs.root(), cfg.clone(), &rows);
+    let loaded = Loaded { vs, net, vocab };
+    let refs: Vec<&Triple> = triples.iter().collect();
+    let batch = Batch::new(&refs, &loaded.vocab, Inputs::Triplet);
+    let logits = loaded.net.forward(&batch, false);
+    let expect =
+        Vec::<f32>::try_from(logits.sigmoid().select(1, 0) * logits.sigmoid().select(1, 1))
+            .unwrap();
+    let got = loaded.score_triples(&triples);
+    assert_eq!(got.len(), expect.len());
+    for (g, e) in got.iter().zip(&expect) {
+        assert!((g - e).abs() < 1e-6, "{g} {e}");
+    }
+    assert_ne!(got, loaded.score_triples_by(&triples, CScore::Head));
+    // A card written before the rule existed reads as the C head.
+    let mut old = serde_json::to_value(&cfg).unwrap();
+    old.as_object_mut().unwrap().remove("c_score");
+    let read: NetConfig = serde_json::from_value(old).unwrap();
+    assert_eq!(read.c_score, CScore::Head);
 }

@@ -3,7 +3,7 @@
 //! heads' losses, early stopping on the tuning lists' official task C MAP; resumable per epoch.
 
 use crate::data::{self, Triple};
-use crate::net::{Batch, CqaNet, Inputs, NetConfig};
+use crate::net::{Batch, CScore, CqaNet, Inputs, NetConfig};
 use crate::{Loaded, KIND, WEIGHTS_FILE};
 use ansel_data::{CqaTask, Question};
 use ansel_efficient::{Vocabulary, RESERVED};
@@ -47,7 +47,17 @@ pub struct TrainArgs {
     pub batch_size: usize,
     #[arg(long, default_value_t = 100)]
     pub max_epochs: usize,
-    /// Epochs without a better tuning MAP before stopping (the thesis: 10).
+    /// What early stopping reads on the tuning lists: task C's official MAP, or task C's
+    /// binary cross-entropy (the thesis' validation loss; without dropout it is lowest after
+    /// the first epoch, long before the MAP peaks).
+    #[arg(long, value_enum, default_value = "map")]
+    pub stop_on: StopOn,
+    /// How the saved model scores task C: `head` (task C's head), `chain` (P(A) P(B)),
+    /// `both` (their sum), or `auto` (the best of those the heads allow on the tuning lists'
+    /// MAP, after training).
+    #[arg(long, default_value = "head")]
+    pub c_score: String,
+    /// Epochs without a better tuning value before stopping (the thesis: 10).
     #[arg(long, default_value_t = 10)]
     pub patience: usize,
     #[arg(long, default_value_t = 0.4)]
@@ -67,6 +77,14 @@ pub struct TrainArgs {
     /// Name recorded in model.json.
     #[arg(long)]
     pub name: Option<String>,
+}
+
+/// The tuning value early stopping reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopOn {
+    Map,
+    Loss,
 }
 
 /// Where training stands after an epoch.
@@ -180,17 +198,65 @@ fn vocabulary(train: &[Triple], vectors: &ansel_vectors::WordVectors) -> (Vocabu
     (vocab, rows)
 }
 
-/// Official task C MAP of the network over the lists.
-pub(crate) fn lists_map(loaded: &Loaded, lists: &[(Question, Vec<Triple>)]) -> f64 {
+/// The rules `--c-score` allows for a network with these heads.
+fn c_score_rules(arg: &str, heads: [bool; 3]) -> Result<Vec<CScore>> {
+    let available = CScore::available(heads);
+    if arg == "auto" {
+        return Ok(available);
+    }
+    let rule = <CScore as clap::ValueEnum>::from_str(arg, true)
+        .map_err(|_| anyhow::anyhow!("--c-score {arg:?}: head, chain, both or auto expected"))?;
+    if !available.contains(&rule) {
+        bail!("--c-score {arg}: needs the A and B heads (--tasks abc)");
+    }
+    Ok(vec![rule])
+}
+
+/// Official task C MAP of the network over the lists, scored by `rule`.
+pub(crate) fn lists_map(loaded: &Loaded, lists: &[(Question, Vec<Triple>)], rule: CScore) -> f64 {
     let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
-    let scores: Vec<Vec<f32>> = lists.iter().map(|(_, t)| loaded.score_triples(t)).collect();
+    let scores: Vec<Vec<f32>> = lists
+        .iter()
+        .map(|(_, t)| loaded.score_triples_by(t, rule))
+        .collect();
     ansel_eval::semeval_scores(&questions, &scores).map
+}
+
+/// Mean task C binary cross-entropy of the C head over the lists' triples.
+pub(crate) fn lists_c_loss(loaded: &Loaded, lists: &[(Question, Vec<Triple>)]) -> f64 {
+    let (mut sum, mut count) = (0.0, 0usize);
+    for (_, triples) in lists {
+        let labelled: Vec<&Triple> = triples.iter().filter(|t| t.labels[2].is_some()).collect();
+        for chunk in labelled.chunks(128) {
+            let b = Batch::new(chunk, &loaded.vocab, loaded.net.config.inputs);
+            let logits = ansel_torch::tch::no_grad(|| loaded.net.forward(&b, false));
+            let each = logits
+                .select(1, 2)
+                .binary_cross_entropy_with_logits::<ansel_torch::tch::Tensor>(
+                    &b.labels.select(1, 2),
+                    None,
+                    None,
+                    ansel_torch::tch::Reduction::Sum,
+                );
+            sum += each.double_value(&[]);
+            count += chunk.len();
+        }
+    }
+    sum / count.max(1) as f64
+}
+
+fn c_score_name(rule: CScore) -> String {
+    serde_json::to_value(rule)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Trains a model into `args.out` and returns its card.
 pub fn train(args: &TrainArgs) -> Result<ModelCard> {
     ansel_torch::init(args.threads, args.seed);
     let heads = heads(&args.tasks)?;
+    let rules = c_score_rules(&args.c_score, heads)?;
     if args.batch_size == 0 {
         bail!("--batch-size must be at least 1");
     }
@@ -213,6 +279,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
         hidden: 100,
         input_dropout: args.input_dropout,
         hidden_dropout: args.hidden_dropout,
+        c_score: rules[0],
     };
     ansel_torch::tch::manual_seed(args.seed as i64);
     let mut vs = nn::VarStore::new(Device::Cpu);
@@ -266,8 +333,13 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
             batches += 1;
         }
         state.epoch += 1;
-        let tune_map = lists_map(&loaded, &data.tune);
-        if state.stopping.observe(state.epoch, tune_map) {
+        let tune_map = lists_map(&loaded, &data.tune, config.c_score);
+        let tune_loss = lists_c_loss(&loaded, &data.tune);
+        let watched = match args.stop_on {
+            StopOn::Map => tune_map,
+            StopOn::Loss => -tune_loss,
+        };
+        if state.stopping.observe(state.epoch, watched) {
             ansel_torch::save_vars(&loaded.vs, &best)?;
         }
         state.seconds = seconds0 + started.elapsed().as_secs_f64();
@@ -275,6 +347,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
             "epoch": state.epoch,
             "loss": loss_sum / batches.max(1) as f64,
             "tune_map": tune_map,
+            "tune_loss": tune_loss,
             "seconds": epoch_start.elapsed().as_secs_f64(),
             "triples_per_second": data.train.len() as f64 / epoch_start.elapsed().as_secs_f64(),
         });
@@ -286,12 +359,26 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
     }
     let mut vs = loaded.vs;
     ansel_torch::load_vars(&mut vs, &best)?;
-    let loaded = Loaded {
+    let mut loaded = Loaded {
         vs,
         net: loaded.net,
         vocab: loaded.vocab,
     };
-    let tune_map = lists_map(&loaded, &data.tune);
+    // Each allowed rule's tuning MAP on the kept weights; the first best is saved.
+    let rule_maps: Vec<(CScore, f64)> = rules
+        .iter()
+        .map(|&rule| (rule, lists_map(&loaded, &data.tune, rule)))
+        .collect();
+    let (rule, tune_map) = rule_maps
+        .iter()
+        .copied()
+        .fold(None, |best: Option<(CScore, f64)>, (r, m)| match best {
+            Some((_, b)) if b >= m => best,
+            _ => Some((r, m)),
+        })
+        .expect("at least one rule");
+    loaded.net.config.c_score = rule;
+    let tune_loss = lists_c_loss(&loaded, &data.tune);
     ansel_torch::save_vars(&loaded.vs, &args.out.join(WEIGHTS_FILE))?;
     loaded.vocab.write(&args.out)?;
     let name = args.name.clone().unwrap_or_else(|| {
@@ -305,7 +392,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
             if args.extended.is_empty() { "" } else { "-ed" }
         )
     });
-    let mut card = ModelCard::new(KIND, &name, serde_json::to_value(&config)?);
+    let mut card = ModelCard::new(KIND, &name, serde_json::to_value(&loaded.net.config)?);
     card.training = Some(TrainingRecord {
         train_data: args
             .train
@@ -326,10 +413,35 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
         seed: args.seed,
         epochs_completed: state.epoch,
         best_epoch: state.stopping.best_epoch,
-        metrics: [("tune_official_map_c".to_string(), tune_map)].into(),
+        metrics: std::iter::once(("tune_official_map_c".to_string(), tune_map))
+            .chain(std::iter::once(("tune_loss_c".to_string(), tune_loss)))
+            .chain(
+                rule_maps
+                    .iter()
+                    .map(|(r, m)| (format!("tune_official_map_c_{}", c_score_name(*r)), *m)),
+            )
+            .collect(),
         train_seconds: state.seconds,
         ..Default::default()
     });
     card.write(&args.out)?;
     Ok(card)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_score_needs_the_heads_it_reads() {
+        let all = [true, true, true];
+        let c_only = [false, false, true];
+        assert_eq!(c_score_rules("auto", all).unwrap().len(), 3);
+        assert_eq!(c_score_rules("auto", c_only).unwrap(), [CScore::Head]);
+        assert_eq!(c_score_rules("chain", all).unwrap(), [CScore::Chain]);
+        let err = c_score_rules("chain", c_only).unwrap_err().to_string();
+        assert!(err.contains("--tasks abc"), "{err}");
+        let err = c_score_rules("product", all).unwrap_err().to_string();
+        assert!(err.contains("head, chain, both or auto"), "{err}");
+    }
 }

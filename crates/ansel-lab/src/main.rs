@@ -41,6 +41,8 @@ enum Command {
     TrecCar(trec_car::TrecCarArgs),
     /// Train a chapter-8 community-QA network (single, joint or multi-task) on SemEval-2016 Task 3.
     CqaTrain(Box<ansel_cqa::train::TrainArgs>),
+    /// Score a chapter-8 network's task C lists by each rule its heads allow (head, chain, both): SemEval's official scores as JSON.
+    CqaRules(CqaRulesArgs),
     /// Unlabelled question pairs by BM25 over the texts of some sets, for a teacher to label.
     QuestionPairs(question_pairs::QuestionPairsArgs),
     /// The chapter-4 tree-kernel ranker (shallow chunk trees, subset or partial tree kernel, SVM) on parsed pairs.
@@ -49,6 +51,16 @@ enum Command {
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
     DenseBench(dense_bench::DenseBenchArgs),
+}
+
+#[derive(clap::Args)]
+struct CqaRulesArgs {
+    /// A model directory written by `ansel-lab cqa-train`.
+    #[arg(long)]
+    model: std::path::PathBuf,
+    /// A full SemEval-2016 Task 3 file (`.xml` or `.xml.gz`) with task C labels.
+    #[arg(long)]
+    data: std::path::PathBuf,
 }
 
 /// The questions of a data file in any format `ansel eval` reads.
@@ -71,6 +83,14 @@ fn main() -> ExitCode {
                 serde_json::to_string_pretty(&card).expect("a card serializes")
             )
         }),
+        Command::CqaRules(args) => {
+            ansel_cqa::rule_scores(&args.model, &args.data).map(|rules| {
+                for (rule, s) in rules {
+                    let json = serde_json::json!({"c_score": rule, "map": s.map, "mrr": s.mrr, "avg_rec": s.avg_rec, "questions": s.questions});
+                    println!("{json}");
+                }
+            })
+        }
         Command::DenseFormat(args) => dense_bench::format(args),
         Command::DenseBench(args) => dense_bench::bench(args),
     };

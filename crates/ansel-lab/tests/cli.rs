@@ -76,6 +76,21 @@ fn cqa_train_writes_a_model_the_product_loads() {
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--tasks must include c"));
+    let chain_without_heads = lab(&[
+        "cqa-train",
+        "--train",
+        fixture_arg,
+        "--tasks",
+        "c",
+        "--c-score",
+        "chain",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!chain_without_heads.status.success());
+    assert!(
+        String::from_utf8_lossy(&chain_without_heads.stderr).contains("needs the A and B heads")
+    );
     let run = lab(&[
         "cqa-train",
         "--train",
@@ -86,6 +101,8 @@ fn cqa_train_writes_a_model_the_product_loads() {
         "0.5",
         "--max-epochs",
         "2",
+        "--c-score",
+        "auto",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -98,6 +115,45 @@ fn cqa_train_writes_a_model_the_product_loads() {
         serde_json::from_str(&std::fs::read_to_string(out.join("model.json")).unwrap()).unwrap();
     assert_eq!(card["kind"], "cqa-mtl");
     assert_eq!(card["training"]["epochs_completed"], 2);
+    // auto: the saved rule is the one with the best tuning MAP, each rule's recorded.
+    let metrics = &card["training"]["metrics"];
+    let rule = card["config"]["c_score"].as_str().unwrap();
+    let best = ["head", "chain", "both"]
+        .iter()
+        .map(|r| {
+            metrics[format!("tune_official_map_c_{r}")]
+                .as_f64()
+                .unwrap()
+        })
+        .fold(f64::MIN, f64::max);
+    assert_eq!(
+        metrics[format!("tune_official_map_c_{rule}")].as_f64(),
+        Some(best)
+    );
+    let rules = lab(&[
+        "cqa-rules",
+        "--model",
+        out.to_str().unwrap(),
+        "--data",
+        fixture_arg,
+    ]);
+    assert!(
+        rules.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rules.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&rules.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = lines
+        .iter()
+        .map(|l| l["c_score"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["head", "chain", "both"]);
+    assert!(lines
+        .iter()
+        .all(|l| (0.0..=1.0).contains(&l["map"].as_f64().unwrap())));
     assert!(
         card["training"]["hyperparameters"]["data"]["train_triples"]
             .as_u64()

@@ -34,28 +34,28 @@ pub fn article_folds<'a>(
 pub use ansel_data::splitmix64;
 
 /// Writes a run, sorted as trec_eval ranks (score descending, ties by paragraph id descending),
-/// keeping the top `depth` of each query; gzip-compressed when `path` ends in `.gz`.
+/// keeping the top `depth` of each query; gzip-compressed when `path` ends in `.gz`. Atomic (a
+/// temporary file renamed over `path`): an interrupted write leaves the old run, never half of one.
 pub fn write_run_gz(
     path: &Path,
     run: &[(String, RankedList)],
     tag: &str,
     depth: usize,
 ) -> std::io::Result<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut out: Box<dyn Write> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::write::GzEncoder::new(
-            file,
-            flate2::Compression::best(),
-        ))
-    } else {
-        Box::new(file)
-    };
+    let mut text = Vec::new();
     for (qid, list) in run {
         let mut list: Vec<&(String, f64)> = list.iter().collect();
         list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
         for (rank, (pid, score)) in list.into_iter().take(depth).enumerate() {
-            writeln!(out, "{qid} Q0 {pid} {} {score} {tag}", rank + 1)?;
+            writeln!(text, "{qid} Q0 {pid} {} {score} {tag}", rank + 1)?;
         }
     }
-    out.flush()
+    let bytes = if path.extension().is_some_and(|e| e == "gz") {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&text)?;
+        gz.finish()?
+    } else {
+        text
+    };
+    ansel_model::write_atomic(path, &bytes).map_err(std::io::Error::other)
 }

@@ -256,4 +256,16 @@ fn folds_split_articles_evenly_and_runs_sort_as_trec_eval() {
         .read_to_string(&mut text)
         .unwrap();
     assert_eq!(text, "q Q0 z 1 2.5 t\nq Q0 y 2 1 t\n");
+    // Rewritten in place: the new run replaces the old whole, with no temporary left beside it.
+    write_run_gz(&path, &run, "t", 1).unwrap();
+    text.clear();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "q Q0 z 1 2.5 t\n");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["r.run.gz"]);
 }
