@@ -124,8 +124,8 @@ def chapter8_section(rows):
         "",
     ] + chapter8_table(now)
     for fraction in fractions[1:]:
-        out += ["", f"The first runs, early-stopped on a {fraction:g} tune split (15 lists; `TUNE_FRACTION={fraction:g} SEEDS=\"1 2\"`,",
-                "MTL then scored by its C head only):", ""] + chapter8_table([r for r in rows if tune_fraction(r) == fraction])
+        out += ["", f"The first runs, early-stopped on a {fraction:g} tune split (15 lists), made before `--c-score` existed, so",
+                "MTL is scored by its C head (`scripts/train-cqa-mtl.sh` as of commit 17bd5eb reproduces them):", ""] + chapter8_table([r for r in rows if tune_fraction(r) == fraction])
     rules = sorted((r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current), key=lambda r: r["seed"])
     if rules:
         names = [x["c_score"] for x in rules[0]["rules"]]

@@ -8,7 +8,9 @@
 # All on train part 2 (v3.2) + the v2.0 train part 1 without dev's questions, plus the extended
 # data from train part 2's task A threads (dev's related questions excluded); early stopping on the
 # official task C MAP of a seeded TUNE_FRACTION (default 0.25; the first runs used 0.1, 15 lists)
-# of the original questions of each train file (tuning lists, never dev), patience 10.
+# of the original questions of each train file (tuning lists, never dev), patience 10. The thesis'
+# criterion, the validation loss (--stop-on loss), keeps the first epoch's weights here: without
+# dropout the tune loss is lowest after epoch 1, long before the tune MAP peaks.
 # MTL scores task C by the rule its heads' tuning MAP prefers (--c-score auto: the C head, P(A) P(B),
 # or their sum); `ansel-lab cqa-rules` scores dev by every rule too (rows "c-rules"), for the page's
 # analysis only: the rule is never chosen on dev.
