@@ -126,6 +126,19 @@ def chapter8_section(rows):
     for fraction in fractions[1:]:
         out += ["", f"The first runs, early-stopped on a {fraction:g} tune split (15 lists), made before `--c-score` existed, so",
                 "MTL is scored by its C head (`scripts/train-cqa-mtl.sh` as of commit 17bd5eb reproduces them):", ""] + chapter8_table([r for r in rows if tune_fraction(r) == fraction])
+    fused = [r for r in now if r["trained"].endswith(" + rr")]
+    if fused:
+        ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
+        out += ["", "Each network fused with the search engine's rank (`ansel eval --task c --model MODEL+rr`: z-scores",
+                "summed; the thesis' \"MTL + one feature\" adds a weighted sum of a task A classifier's score and the rank: 52.67 on test"
+                + (f"; rr alone: {pct(ir[0])}):" if ir else "):"), "",
+                "| network | seeds | official MAP | per seed |", "|---|---|---|---|"]
+        for key, (name, _, _) in CHAPTER8.items():
+            rs = sorted((r for r in fused if r["trained"] == key + " + rr"), key=lambda r: r["seed"])
+            if rs:
+                m, sd = mean_sd([r["semeval"]["MAP"] for r in rs])
+                out.append(f"| {name} + rr | {len(rs)} | {100 * m:.2f} ± {100 * sd:.2f} | "
+                           + ", ".join(pct(r["semeval"]["MAP"]) for r in rs) + " |")
     rules = sorted((r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current), key=lambda r: r["seed"])
     if rules:
         names = [x["c_score"] for x in rules[0]["rules"]]

@@ -13,7 +13,8 @@
 # dropout the tune loss is lowest after epoch 1, long before the tune MAP peaks.
 # MTL scores task C by the rule its heads' tuning MAP prefers (--c-score auto: the C head, P(A) P(B),
 # or their sum); `ansel-lab cqa-rules` scores dev by every rule too (rows "c-rules"), for the page's
-# analysis only: the rule is never chosen on dev.
+# analysis only: the rule is never chosen on dev. Each network is also scored fused with the search
+# engine's rank (rows "cqa-<variant> + rr").
 # Dropout: the thesis reports 0.4 on the inputs and 0.7 between layers. Read as drop rates, the
 # single network collapses to the base rate (tune MAP falling from epoch 2, dev MAP 12.4: the
 # rows marked drop-0.4-0.7), so `bash scripts/train-cqa-mtl.sh probe` trains the single network
@@ -89,6 +90,17 @@ if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
            "chosen": card["config"]["c_score"], "rules": rules}
     open(rows, "a").write(json.dumps(row) + "\n")
 PY
+    fi
+    # The network fused with the search engine's rank (`MODEL+rr`: z-scores summed), as the
+    # thesis' "MTL + one feature" row adds the rank to the network's score.
+    if ! python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$dir+rr"; then
+      res=$("$ansel" eval --data "$dev" --task c --model "$dir+rr" --json)
+      python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=None, trained=sys.argv[2] + " + rr",
+         tune_fraction=float(sys.argv[3]), seed=int(sys.argv[4]))
+print(json.dumps(r))' "$res" "cqa-$variant" "$tune" "$seed" >>"$rows"
     fi
     python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$dir" && continue
     start=$(date +%s.%N)
