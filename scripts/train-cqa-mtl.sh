@@ -39,6 +39,8 @@ lab=target/release/ansel-lab
 [ -x "$ansel" ] && [ -x "$lab" ] || cargo build --release -q -p ansel -p ansel-lab
 train=("$data/train/SemEval2016-Task3-CQA-QL-train-part2.xml.gz"
   "$data/train/SemEval2016-Task3-CQA-QL-train-part1.v2.0-OLD.xml.gz")
+# Whether the rows hold a task C row of this model.
+have_c() { python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
 common=(--train "${train[@]}" --exclude "$dev" --stop-on map
   --extended "$data/train/SemEval2016-Task3-CQA-QL-train-part2-subtaskA.xml.gz")
 if [ "${1:-}" = probe ]; then
@@ -93,7 +95,7 @@ PY
     fi
     # The network fused with the search engine's rank (`MODEL+rr`: z-scores summed), as the
     # thesis' "MTL + one feature" row adds the rank to the network's score.
-    if ! python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$dir+rr"; then
+    if ! have_c "$dir+rr"; then
       res=$("$ansel" eval --data "$dev" --task c --model "$dir+rr" --json)
       python3 -c '
 import json, sys
@@ -102,7 +104,7 @@ r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=None,
          tune_fraction=float(sys.argv[3]), seed=int(sys.argv[4]))
 print(json.dumps(r))' "$res" "cqa-$variant" "$tune" "$seed" >>"$rows"
     fi
-    python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$dir" && continue
+    have_c "$dir" && continue
     start=$(date +%s.%N)
     res=$("$ansel" eval --data "$dev" --task c --model "$dir" --json)
     secs=$(python3 -c "import time,sys; print(round(time.time()-float(sys.argv[1]),1))" "$start")

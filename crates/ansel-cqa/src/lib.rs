@@ -19,7 +19,7 @@ pub mod train;
 use ansel_data::Question;
 use ansel_efficient::Vocabulary;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
-use ansel_torch::tch::{nn, Device};
+use ansel_torch::tch::{nn, Device, Kind, Tensor};
 use data::Triple;
 use net::{Batch, CScore, CqaNet, NetConfig};
 use std::path::Path;
@@ -39,6 +39,25 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
+    /// The heads' logits `[N, 3]` of the triples, in order.
+    pub fn logits(&self, triples: &[Triple]) -> Tensor {
+        ansel_torch::tch::no_grad(|| {
+            let parts: Vec<Tensor> = triples
+                .chunks(BATCH)
+                .map(|chunk| {
+                    let refs: Vec<&Triple> = chunk.iter().collect();
+                    let batch = Batch::new(&refs, &self.vocab, self.net.config.inputs);
+                    self.net.forward(&batch, false)
+                })
+                .collect();
+            if parts.is_empty() {
+                Tensor::zeros([0, 3], (Kind::Float, Device::Cpu))
+            } else {
+                Tensor::cat(&parts, 0)
+            }
+        })
+    }
+
     /// Task C scores of the triples, in order, by the network's own rule.
     pub fn score_triples(&self, triples: &[Triple]) -> Vec<f32> {
         self.score_triples_by(triples, self.net.config.c_score)
@@ -46,17 +65,7 @@ impl Loaded {
 
     /// Task C scores of the triples, in order, by `rule`.
     pub fn score_triples_by(&self, triples: &[Triple], rule: CScore) -> Vec<f32> {
-        ansel_torch::tch::no_grad(|| {
-            triples
-                .chunks(BATCH)
-                .flat_map(|chunk| {
-                    let refs: Vec<&Triple> = chunk.iter().collect();
-                    let batch = Batch::new(&refs, &self.vocab, self.net.config.inputs);
-                    Vec::<f32>::try_from(rule.apply(&self.net.forward(&batch, false)))
-                        .expect("float logits")
-                })
-                .collect()
-        })
+        rule.scores(&self.logits(triples))
     }
 
     pub fn parameters(&self) -> usize {
@@ -104,6 +113,16 @@ impl Ranker for CqaRanker {
     }
 }
 
+/// SemEval's official task C scores of lists, from their heads' logits, by `rule`.
+pub(crate) fn official_scores(
+    questions: &[Question],
+    logits: &[Tensor],
+    rule: CScore,
+) -> ansel_eval::SemEvalScores {
+    let scores: Vec<Vec<f32>> = logits.iter().map(|l| rule.scores(l)).collect();
+    ansel_eval::semeval_scores(questions, &scores)
+}
+
 /// SemEval's official task C scores of a saved model on a full SemEval file, by each rule its
 /// heads allow (the rule the model was saved with is one of them).
 pub fn rule_scores(
@@ -119,15 +138,10 @@ pub fn rule_scores(
         .loaded
         .lock()
         .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))?;
+    let logits: Vec<Tensor> = lists.iter().map(|(_, t)| loaded.logits(t)).collect();
     Ok(CScore::available(loaded.net.config.heads)
         .into_iter()
-        .map(|rule| {
-            let scores: Vec<Vec<f32>> = lists
-                .iter()
-                .map(|(_, t)| loaded.score_triples_by(t, rule))
-                .collect();
-            (rule, ansel_eval::semeval_scores(&questions, &scores))
-        })
+        .map(|rule| (rule, official_scores(&questions, &logits, rule)))
         .collect())
 }
 

@@ -44,6 +44,11 @@ impl CScore {
         }
     }
 
+    /// The scores of a batch from its `[B, 3]` head logits, as a vector.
+    pub fn scores(self, logits: &Tensor) -> Vec<f32> {
+        Vec::<f32>::try_from(self.apply(logits)).expect("float logits")
+    }
+
     /// The rules a network with these heads can use.
     pub fn available(heads: [bool; 3]) -> Vec<CScore> {
         if heads[0] && heads[1] {

@@ -9,7 +9,7 @@ use ansel_data::{CqaTask, Question};
 use ansel_efficient::{Vocabulary, RESERVED};
 use ansel_model::train::{EarlyStopping, TrainingLog};
 use ansel_model::{ModelCard, TrainingRecord};
-use ansel_torch::tch::{nn, Device};
+use ansel_torch::tch::{nn, Device, Kind, Reduction, Tensor};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -212,37 +212,44 @@ fn c_score_rules(arg: &str, heads: [bool; 3]) -> Result<Vec<CScore>> {
     Ok(vec![rule])
 }
 
-/// Official task C MAP of the network over the lists, scored by `rule`.
-pub(crate) fn lists_map(loaded: &Loaded, lists: &[(Question, Vec<Triple>)], rule: CScore) -> f64 {
+/// The lists' official task C MAP by each of `rules`, and task C's mean binary cross-entropy
+/// (its own head) over their labelled triples, from one forward pass.
+fn tune_eval(
+    loaded: &Loaded,
+    lists: &[(Question, Vec<Triple>)],
+    rules: &[CScore],
+) -> (Vec<(CScore, f64)>, f64) {
     let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
-    let scores: Vec<Vec<f32>> = lists
+    let logits: Vec<Tensor> = lists.iter().map(|(_, t)| loaded.logits(t)).collect();
+    let maps = rules
         .iter()
-        .map(|(_, t)| loaded.score_triples_by(t, rule))
+        .map(|&rule| (rule, crate::official_scores(&questions, &logits, rule).map))
         .collect();
-    ansel_eval::semeval_scores(&questions, &scores).map
-}
-
-/// Mean task C binary cross-entropy of the C head over the lists' triples.
-pub(crate) fn lists_c_loss(loaded: &Loaded, lists: &[(Question, Vec<Triple>)]) -> f64 {
     let (mut sum, mut count) = (0.0, 0usize);
-    for (_, triples) in lists {
-        let labelled: Vec<&Triple> = triples.iter().filter(|t| t.labels[2].is_some()).collect();
-        for chunk in labelled.chunks(128) {
-            let b = Batch::new(chunk, &loaded.vocab, loaded.net.config.inputs);
-            let logits = ansel_torch::tch::no_grad(|| loaded.net.forward(&b, false));
-            let each = logits
-                .select(1, 2)
-                .binary_cross_entropy_with_logits::<ansel_torch::tch::Tensor>(
-                    &b.labels.select(1, 2),
-                    None,
-                    None,
-                    ansel_torch::tch::Reduction::Sum,
-                );
-            sum += each.double_value(&[]);
-            count += chunk.len();
-        }
+    for ((_, triples), logits) in lists.iter().zip(&logits) {
+        let (known, labels): (Vec<f32>, Vec<f32>) = triples
+            .iter()
+            .map(|t| {
+                (
+                    f32::from(t.labels[2].is_some()),
+                    f32::from(t.labels[2] == Some(true)),
+                )
+            })
+            .unzip();
+        let each = logits
+            .select(1, 2)
+            .binary_cross_entropy_with_logits::<Tensor>(
+                &Tensor::from_slice(&labels),
+                None,
+                None,
+                Reduction::None,
+            );
+        sum += (each * Tensor::from_slice(&known))
+            .sum(Kind::Float)
+            .double_value(&[]);
+        count += triples.iter().filter(|t| t.labels[2].is_some()).count();
     }
-    sum / count.max(1) as f64
+    (maps, sum / count.max(1) as f64)
 }
 
 fn c_score_name(rule: CScore) -> String {
@@ -333,8 +340,8 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
             batches += 1;
         }
         state.epoch += 1;
-        let tune_map = lists_map(&loaded, &data.tune, config.c_score);
-        let tune_loss = lists_c_loss(&loaded, &data.tune);
+        let (maps, tune_loss) = tune_eval(&loaded, &data.tune, &[config.c_score]);
+        let tune_map = maps[0].1;
         let watched = match args.stop_on {
             StopOn::Map => tune_map,
             StopOn::Loss => -tune_loss,
@@ -365,10 +372,7 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
         vocab: loaded.vocab,
     };
     // Each allowed rule's tuning MAP on the kept weights; the first best is saved.
-    let rule_maps: Vec<(CScore, f64)> = rules
-        .iter()
-        .map(|&rule| (rule, lists_map(&loaded, &data.tune, rule)))
-        .collect();
+    let (rule_maps, tune_loss) = tune_eval(&loaded, &data.tune, &rules);
     let (rule, tune_map) = rule_maps
         .iter()
         .copied()
@@ -378,7 +382,6 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
         })
         .expect("at least one rule");
     loaded.net.config.c_score = rule;
-    let tune_loss = lists_c_loss(&loaded, &data.tune);
     ansel_torch::save_vars(&loaded.vs, &args.out.join(WEIGHTS_FILE))?;
     loaded.vocab.write(&args.out)?;
     let name = args.name.clone().unwrap_or_else(|| {
