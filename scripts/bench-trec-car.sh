@@ -11,6 +11,8 @@
 # too) into $WORK-s<seed> (EXTRA_VARIANTS, default "full no-trans": -SIM is far below STNet with
 # the first seed), and the page compares the systems over the seeds as well.
 # Env: DATA (test200 folder), WORK (checkpoints, default target/trec-car), STEPS, BLOCKS, THREADS,
+# SCHEDULE (constant or warmup-linear: the learning rate of every variant), RUN_TRIALS=1 (also train
+# the page's other recipes into $WORK-last, $WORK-h2 and $WORK-warmup and their -s14 twins: hours),
 # EXTRA_SEEDS, EXTRA_VARIANTS, PYTREC_VENV (a venv with pytrec-eval-terrier; created when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ WORK=${WORK:-target/trec-car}
 STEPS=${STEPS:-3000}
 BLOCKS=${BLOCKS:-2}
 THREADS=${THREADS:-1}
+SCHEDULE=${SCHEDULE:-constant}
 KEEP=${KEEP:-40}
 OUT=docs/results/trec-car
 mkdir -p "$OUT" "$WORK"
@@ -34,7 +37,7 @@ for v in full no-trans no-sim; do
   name=stnet; [ $v != full ] && name=stnet-$v
   echo "== $name"
   nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
-    --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+    --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --schedule "$SCHEDULE" --resume
   cp "$WORK/$name/training.json" "$OUT/$name.training.json"
 done
 export SEED_WORKS=""
@@ -43,10 +46,39 @@ for seed in ${EXTRA_SEEDS-14}; do
     name=stnet; [ $v != full ] && name=stnet-$v
     echo "== $name, seed $seed"
     nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-s$seed/$name" --seed "$seed" \
-      --run "$WORK-s$seed/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+      --run "$WORK-s$seed/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --schedule "$SCHEDULE" --resume
   done
   SEED_WORKS="$SEED_WORKS $WORK-s$seed"
 done
+
+if [ "${RUN_TRIALS:-0}" = 1 ]; then
+  for seed in 13 ${EXTRA_SEEDS-14}; do
+    sfx=""; [ "$seed" = 13 ] || sfx=-s$seed
+    for name in stnet stnet-no-trans stnet-no-sim; do
+      v=${name#stnet-}; [ "$name" = stnet ] && v=full
+      [ -f "$WORK$sfx/$name/training.json" ] || continue
+      echo "== $name, seed $seed, scored with the last step"
+      for fold in "$WORK$sfx/$name"/fold-*; do
+        dst=$WORK-last$sfx/$name/$(basename "$fold")
+        mkdir -p "$dst"
+        cp -n "$fold"/{state.json,checkpoint.safetensors,optim.safetensors} "$dst/"
+      done
+      nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-last$sfx/$name" --seed "$seed" \
+        --run "$WORK-last$sfx/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --checkpoint last --resume
+    done
+    echo "== stnet, 2 heads, seed $seed"
+    nice -n 10 $lab trec-car stnet --data "$DATA" --variant full --heads 2 --out "$WORK-h2$sfx/stnet" --seed "$seed" \
+      --run "$WORK-h2$sfx/stnet.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+    for v in full no-trans no-sim; do
+      name=stnet; [ $v != full ] && name=stnet-$v
+      [ $v = no-sim ] && [ "$seed" != 13 ] && continue
+      echo "== $name, warm-up and linear decay, seed $seed"
+      nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-warmup$sfx/$name" --seed "$seed" \
+        --run "$WORK-warmup$sfx/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" \
+        --schedule warmup-linear --warmup 300 --resume
+    done
+  done
+fi
 
 echo "== results page (first pass: writes the fused article runs)"
 python3 scripts/trec-car-report.py "$ansel" "$base" "$WORK" "$OUT" > /dev/null

@@ -96,8 +96,77 @@ def chapter8_table(rows):
     return out
 
 
+def fused_table(now):
+    """Each network of a setting fused with the search engine's rank."""
+    fused = [r for r in now if r["trained"].endswith(" + rr")]
+    if not fused:
+        return []
+    ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
+    out = ["", "Each network fused with the search engine's rank (`ansel eval --task c --model MODEL+rr`: z-scores",
+           "summed; the thesis' \"MTL + one feature\" adds a weighted sum of a task A classifier's score and the rank: 52.67 on test"
+           + (f"; rr alone: {pct(ir[0])}):" if ir else "):"), "",
+           "| network | seeds | official MAP | per seed |", "|---|---|---|---|"]
+    for key, (name, _, _) in CHAPTER8.items():
+        rs = sorted((r for r in fused if r["trained"] == key + " + rr"), key=lambda r: r["seed"])
+        if rs:
+            m, sd = mean_sd([r["semeval"]["MAP"] for r in rs])
+            out.append(f"| {name} + rr | {len(rs)} | {100 * m:.2f} ± {100 * sd:.2f} | "
+                       + ", ".join(pct(r["semeval"]["MAP"]) for r in rs) + " |")
+    return out
+
+
+def rules_table(rules):
+    """MTL scored by every task C rule, per seed (analysis only)."""
+    rules = sorted(rules, key=lambda r: r["seed"])
+    if not rules:
+        return []
+    names = [x["c_score"] for x in rules[0]["rules"]]
+    out = ["", "MTL's task C rules, each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose",
+           "the rule, the dev columns are shown for analysis only and chose nothing:", "",
+           "| seed | chosen | " + " | ".join(f"tune MAP {n}" for n in names) + " | " + " | ".join(f"dev MAP {n}" for n in names) + " |",
+           "|---|---|" + "---|" * (2 * len(names))]
+    for r in rules:
+        by = {x["c_score"]: x for x in r["rules"]}
+        out.append(f"| {r['seed']} | {r['chosen']} | " + " | ".join(pct(by[n]["tune_map"]) for n in names) + " | "
+                   + " | ".join(pct(by[n]["map"]) for n in names) + " |")
+    means = {n: sum(next(x["map"] for x in r["rules"] if x["c_score"] == n) for r in rules) / len(rules) for n in names}
+    return out + ["", "Mean dev official MAP by rule: " + ", ".join(f"{n} {100 * m:.2f}" for n, m in means.items()) + "."]
+
+
+def network_means(rows):
+    return {k: sum(r["semeval"]["MAP"] for r in rows if r["trained"] == k) / max(1, sum(r["trained"] == k for r in rows))
+            for k in CHAPTER8}
+
+
+def per_seed(rows):
+    out = ["", "Per seed, official MAP:", ""]
+    for key, (name, _, _) in CHAPTER8.items():
+        rs = sorted((r for r in rows if r["trained"] == key), key=lambda r: r["seed"])
+        if rs:
+            out.append(f"- {name}: " + ", ".join(f"seed {r['seed']} {pct(r['semeval']['MAP'])}" for r in rs))
+    return out
+
+
+def aux_section(aux):
+    """The networks with the v2.0 part 1 feeding the auxiliary heads only (PART1=aux)."""
+    out = ["", "#### Task C trained on v3.2 labels only (`PART1=aux bash scripts/train-cqa-mtl.sh`)", "",
+           "The v2.0 train part 1 is a superseded release: its annotators marked 23.6% of its comments Good for task C,",
+           "against 12.7% in v3.2's part 2 and 6.9% in dev (counted from the files). Here it trains the auxiliary heads",
+           "only (`--aux-only`: its task B labels; the single network does not see it), and the tune split is part 2's",
+           "alone (0.25 of its questions, 17 lists). All else as above.", ""] + chapter8_table(aux)
+    out += fused_table(aux)
+    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and r.get("part1") == "aux"])
+    means = network_means(aux)
+    if means["cqa-mtl"] and means["cqa-single"]:
+        out += ["", f"Reading: MTL (ABC) - single network = {100 * (means['cqa-mtl'] - means['cqa-single']):+.2f} official MAP "
+                "with task C learnt from v3.2 labels alone."]
+    return out + per_seed(aux)
+
+
 def chapter8_section(rows):
     """The chapter-8 networks, mean and standard deviation over seeds, with per-seed values."""
+    aux = [r for r in rows if r.get("part1") == "aux"]
+    rows = [r for r in rows if not r.get("part1")]
     fractions = sorted({tune_fraction(r) for r in rows}, reverse=True)
     current = fractions[0]
     now = [r for r in rows if tune_fraction(r) == current]
@@ -126,32 +195,8 @@ def chapter8_section(rows):
     for fraction in fractions[1:]:
         out += ["", f"The first runs, early-stopped on a {fraction:g} tune split (15 lists), made before `--c-score` existed, so",
                 "MTL is scored by its C head (`scripts/train-cqa-mtl.sh` as of commit 17bd5eb reproduces them):", ""] + chapter8_table([r for r in rows if tune_fraction(r) == fraction])
-    fused = [r for r in now if r["trained"].endswith(" + rr")]
-    if fused:
-        ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
-        out += ["", "Each network fused with the search engine's rank (`ansel eval --task c --model MODEL+rr`: z-scores",
-                "summed; the thesis' \"MTL + one feature\" adds a weighted sum of a task A classifier's score and the rank: 52.67 on test"
-                + (f"; rr alone: {pct(ir[0])}):" if ir else "):"), "",
-                "| network | seeds | official MAP | per seed |", "|---|---|---|---|"]
-        for key, (name, _, _) in CHAPTER8.items():
-            rs = sorted((r for r in fused if r["trained"] == key + " + rr"), key=lambda r: r["seed"])
-            if rs:
-                m, sd = mean_sd([r["semeval"]["MAP"] for r in rs])
-                out.append(f"| {name} + rr | {len(rs)} | {100 * m:.2f} ± {100 * sd:.2f} | "
-                           + ", ".join(pct(r["semeval"]["MAP"]) for r in rs) + " |")
-    rules = sorted((r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current), key=lambda r: r["seed"])
-    if rules:
-        names = [x["c_score"] for x in rules[0]["rules"]]
-        out += ["", "MTL's task C rules, each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose",
-                "the rule, the dev columns are shown for analysis only and chose nothing:", "",
-                "| seed | chosen | " + " | ".join(f"tune MAP {n}" for n in names) + " | " + " | ".join(f"dev MAP {n}" for n in names) + " |",
-                "|---|---|" + "---|" * (2 * len(names))]
-        for r in rules:
-            by = {x["c_score"]: x for x in r["rules"]}
-            out.append(f"| {r['seed']} | {r['chosen']} | " + " | ".join(pct(by[n]["tune_map"]) for n in names) + " | "
-                       + " | ".join(pct(by[n]["map"]) for n in names) + " |")
-        means = {n: sum(next(x["map"] for x in r["rules"] if x["c_score"] == n) for r in rules) / len(rules) for n in names}
-        out += ["", "Mean dev official MAP by rule: " + ", ".join(f"{n} {100 * m:.2f}" for n, m in means.items()) + "."]
+    out += fused_table(now)
+    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current and not r.get("part1")])
     rows = now
     probes = [r for r in all_rows if r["task"] == "c-probe"]
     if probes:
@@ -163,8 +208,7 @@ def chapter8_section(rows):
                 "training loss stays at the prior's 0.51); those runs, one seed each (dev official MAP):",
                 ""] + [f"- {r['trained']}: {pct(r['semeval']['MAP'])} (tune {pct(r['tune_map'])}, best epoch {r['best_epoch']} of {r['epochs']})"
                        for r in all_rows if r["task"] == "c" and r.get("trained", "").endswith("-drop-0.4-0.7")]
-    means = {k: sum(r["semeval"]["MAP"] for r in rows if r["trained"] == k) / max(1, sum(r["trained"] == k for r in rows))
-             for k in CHAPTER8}
+    means = network_means(rows)
     ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
     if all(means.values()) and ir:
         gap = 100 * (means["cqa-mtl"] - means["cqa-single"])
@@ -177,11 +221,9 @@ def chapter8_section(rows):
                 f"{100 * ir[0]:.2f}), and they are {min(gaps):.0f}-{max(gaps):.0f} points below the thesis' rows. Early stopping "
                 f"reads {current:g} of the training questions, whose MAP ({min(tunes):.0f}-{max(tunes):.0f}) says little about dev's "
                 f"({min(devs):.0f}-{max(devs):.0f})."]
-    out += ["", "Per seed, official MAP:", ""]
-    for key, (name, _, _) in CHAPTER8.items():
-        rs = sorted((r for r in rows if r["trained"] == key), key=lambda r: r["seed"])
-        if rs:
-            out.append(f"- {name}: " + ", ".join(f"seed {r['seed']} {pct(r['semeval']['MAP'])}" for r in rs))
+    out += per_seed(rows)
+    if aux:
+        out += aux_section(aux)
     return out
 
 

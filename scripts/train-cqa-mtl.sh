@@ -21,8 +21,11 @@
 # for 6 epochs at each of (0, 0), (0.2, 0.3), (0.6, 0.3) (the last: the thesis' numbers read as
 # keep probabilities) and prints their tune MAPs; DROPOUT (default "0 0", the best on tune) is
 # what the runs use.
+# PART1=aux trains task C on v3.2 labels only: the v2.0 part 1, a superseded release whose
+# annotators marked 23.6% of the comments Good for task C (v3.2's part 2: 12.7%, dev: 6.9%), then
+# feeds only the auxiliary heads (its task B labels; `--aux-only`) and gives no tuning lists.
 # Env: SEEDS (default "1 2 3"), VARIANTS (default "single triplet mtl"), DROPOUT, TUNE_FRACTION,
-# THREADS. Models go to target/cqa-models/tune-<fraction>/<variant>-s<seed>/ (model.json records
+# PART1 (train or aux), THREADS. Models go to target/cqa-models/tune-<fraction>[-part1-aux]/<variant>-s<seed>/ (model.json records
 # data, arguments, seed, tune MAPs); nothing is written to models/. Resumable: a finished model is
 # not retrained.
 set -euo pipefail
@@ -32,6 +35,7 @@ seeds=${SEEDS:-1 2 3}
 tune=${TUNE_FRACTION:-0.25}
 read -r drop_in drop_hidden <<<"${DROPOUT:-0 0}"
 variants=${VARIANTS:-single triplet mtl}
+part1=${PART1:-train}
 rows=docs/results/semeval-cqa.jsonl
 dev=$data/dev/SemEval2016-Task3-CQA-QL-dev.xml.gz
 ansel=target/release/ansel
@@ -43,6 +47,12 @@ train=("$data/train/SemEval2016-Task3-CQA-QL-train-part2.xml.gz"
 have_c() { python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
 common=(--train "${train[@]}" --exclude "$dev" --stop-on map
   --extended "$data/train/SemEval2016-Task3-CQA-QL-train-part2-subtaskA.xml.gz")
+setting=tune-$tune
+case $part1 in
+  train) ;;
+  aux) common+=(--aux-only "${train[1]}"); setting=$setting-part1-aux ;;
+  *) echo "PART1 must be train or aux" >&2; exit 2 ;;
+esac
 if [ "${1:-}" = probe ]; then
   for pair in "0 0" "0.2 0.3" "0.6 0.3"; do
     read -r i h <<<"$pair"
@@ -70,7 +80,7 @@ for seed in $seeds; do
       mtl) opts=(--inputs triplet --tasks abc --c-score auto) ;;
       *) echo "unknown variant $variant" >&2; exit 2 ;;
     esac
-    dir=target/cqa-models/tune-$tune/$variant-s$seed
+    dir=target/cqa-models/$setting/$variant-s$seed
     if [ ! -f "$dir/model.json" ]; then
       nice -n 10 "$lab" cqa-train "${opts[@]}" --seed "$seed" --threads "${THREADS:-1}" --resume \
         --tune-fraction "$tune" \
@@ -90,6 +100,8 @@ if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
         r["tune_map"] = metrics["tune_official_map_c_" + r["c_score"]]
     row = {"task": "c-rules", "model": model, "trained": "cqa-mtl", "seed": int(seed), "tune_fraction": float(tune),
            "chosen": card["config"]["c_score"], "rules": rules}
+    if "part1-aux" in model:
+        row["part1"] = "aux"
     open(rows, "a").write(json.dumps(row) + "\n")
 PY
     fi
@@ -102,7 +114,9 @@ import json, sys
 r = json.loads(sys.argv[1])
 r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=None, trained=sys.argv[2] + " + rr",
          tune_fraction=float(sys.argv[3]), seed=int(sys.argv[4]))
-print(json.dumps(r))' "$res" "cqa-$variant" "$tune" "$seed" >>"$rows"
+if sys.argv[5] == "aux":
+    r["part1"] = "aux"
+print(json.dumps(r))' "$res" "cqa-$variant" "$tune" "$seed" "$part1" >>"$rows"
     fi
     have_c "$dir" && continue
     start=$(date +%s.%N)
@@ -117,6 +131,8 @@ r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=float
          tune_fraction=t["hyperparameters"]["arguments"]["tune_fraction"], c_score=card["config"].get("c_score", "head"),
          train_seconds=t["train_seconds"], epochs=t["epochs_completed"], best_epoch=t["best_epoch"],
          tune_map=t["metrics"]["tune_official_map_c"], seed=t["seed"])
+if t["hyperparameters"]["arguments"].get("aux_only"):
+    r["part1"] = "aux"
 print(json.dumps(r))' "$res" "$secs" "cqa-$variant" "$dir" >>"$rows"
   done
 done

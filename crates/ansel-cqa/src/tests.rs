@@ -259,3 +259,48 @@ fn a_model_scores_by_the_rule_its_card_names() {
     let read: NetConfig = serde_json::from_value(old).unwrap();
     assert_eq!(read.c_score, CScore::Head);
 }
+
+#[test]
+fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: crate::train::TrainArgs,
+    }
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ansel-data/tests/fixtures/semeval-mini.xml"
+    );
+    let read = |extra: &[&str]| {
+        let base = [
+            "x",
+            "--train",
+            fixture,
+            "--out",
+            "o",
+            "--tune-fraction",
+            "0.5",
+        ];
+        let cli = <Cli as clap::Parser>::parse_from(base.iter().chain(extra));
+        crate::train::read_data(&cli.args)
+    };
+    let plain = read(&[]).unwrap();
+    assert!(!plain.tune.is_empty());
+    assert!(plain.train.iter().any(|t| t.labels[2].is_some()));
+    let aux = read(&["--aux-only", fixture]).unwrap();
+    assert!(aux.tune.is_empty());
+    assert!(!aux.train.is_empty());
+    assert!(aux.train.iter().all(|t| t.labels[2].is_none()));
+    assert!(aux
+        .train
+        .iter()
+        .all(|t| t.labels[0].is_some() || t.labels[1].is_some()));
+    // With task C alone nothing is left to learn from the file.
+    let c_only = read(&["--aux-only", fixture, "--tasks", "c"]).unwrap();
+    assert!(c_only.train.is_empty());
+    let err = read(&["--aux-only", "/elsewhere.xml"]).err().unwrap();
+    assert!(
+        err.to_string().contains("not one of the --train files"),
+        "{err}"
+    );
+}

@@ -23,6 +23,12 @@ pub struct TrainArgs {
     /// lists are trained on (task A and B labels are used where the file has them).
     #[arg(long, required = true, num_args = 1..)]
     pub train: Vec<PathBuf>,
+    /// --train files that train the auxiliary heads (A, B) only: their task C labels are dropped
+    /// and none of their questions is held out for tuning. For a superseded release whose labels
+    /// differ from the evaluated one's (SemEval-2016's v2.0 train part 1 marks 23.6% of its
+    /// comments Good for task C, v3.2's part 2 12.7%, dev 6.9%).
+    #[arg(long, num_args = 1..)]
+    pub aux_only: Vec<PathBuf>,
     /// `-subtaskA` files whose threads become the extended data (thesis section 8.2.1).
     #[arg(long, num_args = 1..)]
     pub extended: Vec<PathBuf>,
@@ -135,9 +141,18 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
     let (mut train, mut tune) = (Vec::new(), Vec::new());
     let mut tune_threads = HashSet::new();
     let mut dropped = 0;
+    if let Some(path) = args.aux_only.iter().find(|p| !args.train.contains(p)) {
+        bail!(
+            "--aux-only {}: not one of the --train files",
+            path.display()
+        );
+    }
+    let trained = heads(&args.tasks)?;
     for path in &args.train {
         let file = data::read_file(path)?;
-        let (fit, held) = file.split_originals(args.tune_fraction, args.seed);
+        let aux_only = args.aux_only.contains(path);
+        let tune_fraction = if aux_only { 0.0 } else { args.tune_fraction };
+        let (fit, held) = file.split_originals(tune_fraction, args.seed);
         for t in held.threads() {
             tune_threads.insert(t.question.id.clone());
             excluded_related.insert(ansel_data::readers::semeval::join_subject_body(
@@ -147,7 +162,15 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
         }
         let lists = data::labelled_lists(path, &fit, &excluded_questions)?;
         dropped += fit.originals.len() - lists.len();
-        train.extend(lists.into_iter().flat_map(|(_, t)| t));
+        let mut triples: Vec<Triple> = lists.into_iter().flat_map(|(_, t)| t).collect();
+        if aux_only {
+            // No C label, and nothing to learn where no trained head has a label left.
+            triples.retain_mut(|t| {
+                t.labels[2] = None;
+                (0..3).any(|k| trained[k] && t.labels[k].is_some())
+            });
+        }
+        train.extend(triples);
         tune.extend(data::labelled_lists(path, &held, &excluded_questions)?);
     }
     let mut extended = 0;

@@ -45,6 +45,10 @@ pub struct CvArgs {
     /// checkpoint the fold's test queries are scored with is chosen (0: keep the last step).
     #[arg(long, default_value_t = 0.1)]
     pub dev_fraction: f64,
+    /// Which weights score a fold's test queries: the inner-dev choice, or the last step's (a
+    /// fixed training length, as the paper trains).
+    #[arg(long, value_enum, default_value = "best")]
+    pub checkpoint: CheckpointChoice,
     /// Inner-dev queries scored per evaluation (a seeded sample when there are more).
     #[arg(long, default_value_t = 50)]
     pub dev_queries: usize,
@@ -54,9 +58,15 @@ pub struct CvArgs {
     /// Pairs per step.
     #[arg(long, default_value_t = 16)]
     pub batch: usize,
-    /// Adam learning rate.
+    /// Adam learning rate (the peak, with --schedule warmup-linear).
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
+    /// How the learning rate moves over a fold's --steps.
+    #[arg(long, value_enum, default_value = "constant")]
+    pub schedule: Schedule,
+    /// Warm-up steps of --schedule warmup-linear.
+    #[arg(long, default_value_t = 300)]
+    pub warmup: usize,
     /// Blocks per transformer encoder and in the decoder (the paper: 6).
     #[arg(long, default_value_t = 2)]
     pub blocks: i64,
@@ -87,6 +97,44 @@ pub struct CvArgs {
     /// Continue from the checkpoints in --out.
     #[arg(long)]
     pub resume: bool,
+}
+
+/// The weights a fold's test queries are scored with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckpointChoice {
+    /// The evaluation with the best inner-dev MAP.
+    Best,
+    /// The last training step.
+    Last,
+}
+
+/// The learning rate over a fold's training steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// --lr at every step (the paper's Adam "with default parameters").
+    Constant,
+    /// Linear warm-up to --lr over --warmup steps, then linear decay to 0 at --steps: Adam's
+    /// first steps on the transformer branch follow gradients that a zero-initialised scorer
+    /// weight makes tiny and noisy, and the decay steadies the late checkpoints the inner dev
+    /// set chooses between.
+    WarmupLinear,
+}
+
+impl CvArgs {
+    /// The learning rate of training step `step` (0-based).
+    fn lr_at(&self, step: usize) -> f64 {
+        match self.schedule {
+            Schedule::Constant => self.lr,
+            Schedule::WarmupLinear => ansel_torch::WarmupLinear {
+                peak: self.lr,
+                warmup: self.warmup,
+                total: self.steps,
+            }
+            .at(step),
+        }
+    }
 }
 
 /// Where a fold's training stands: written with every checkpoint.
@@ -152,6 +200,9 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
     }
     if !(0.0..1.0).contains(&args.trans_dropout) {
         bail!("--trans-dropout must be in [0, 1)");
+    }
+    if args.schedule == Schedule::WarmupLinear && args.warmup >= args.steps {
+        bail!("--warmup must be below --steps");
     }
     let files = ansel_trec_car::DataFiles::find(&args.data)?;
     let paragraphs = ansel_trec_car::load_paragraphs(&files.paragraphs)?;
@@ -513,8 +564,9 @@ fn train_fold(
         ansel_torch::zero_gradients(&params);
         loss.backward();
         ansel_torch::clip_gradients(&params, 5.0);
+        let lr = args.lr_at(state.step);
         state.step += 1;
-        opt.step(&params, args.lr, 0.0, state.step);
+        opt.step(&params, lr, 0.0, state.step);
         state.loss_sum += loss.double_value(&[]);
         let last = state.step == args.steps;
         let evaluate =
@@ -545,7 +597,10 @@ fn train_fold(
         }
     }
     save(&mut state, &opt)?;
-    if state.best_step > 0 && state.best_step < state.step {
+    if args.checkpoint == CheckpointChoice::Best
+        && state.best_step > 0
+        && state.best_step < state.step
+    {
         eprintln!(
             "fold {fold}: scoring with step {} (inner-dev best)",
             state.best_step
@@ -575,6 +630,29 @@ mod tests {
             id: id.into(),
             bodies: vec![ParaBody::Text(text.into())],
         }
+    }
+
+    #[test]
+    fn the_schedule_warms_up_then_decays_to_zero_at_the_last_step() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: CvArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let base = [
+                "x", "--data", "d", "--out", "o", "--run", "r", "--steps", "1000",
+            ];
+            <Cli as clap::Parser>::parse_from(base.iter().chain(extra)).args
+        };
+        let constant = parse(&[]);
+        assert_eq!(constant.schedule, Schedule::Constant);
+        assert_eq!((constant.lr_at(0), constant.lr_at(999)), (1e-3, 1e-3));
+        let warm = parse(&["--schedule", "warmup-linear", "--warmup", "100"]);
+        assert!((warm.lr_at(0) - 1e-5).abs() < 1e-12);
+        assert!((warm.lr_at(99) - 1e-3).abs() < 1e-12);
+        assert!((warm.lr_at(550) - 0.5e-3).abs() < 1e-12);
+        assert!(warm.lr_at(999) > 0.0 && warm.lr_at(1000) == 0.0);
     }
 
     #[test]
