@@ -164,7 +164,7 @@ def inner_dev(folder, stat):
     return (sum(best) / len(best), len(best)) if best else (None, 0)
 
 
-# Other recipes and checkpoint choices: folders beside WORK (seed 13) and their -s14 twins, made by
+# Other recipes and checkpoint choices: folders beside WORK (seed 13) and their -s<seed> twins, made by
 # `RUN_TRIALS=1 bash scripts/bench-trec-car.sh`: (suffix, label, how, which inner-dev evaluation
 # scored the test fold).
 TRIALS = [
@@ -187,15 +187,18 @@ if trials:
     trials = [(work, *TRIALS[0][1:])] + trials
     p("## Recipes tried (hierarchical MAP; inner dev: the mean over folds of the inner-dev MAP of the weights that scored the test fold)\n")
     p("Each row trains (or, where said, rescores) all 5 folds per seed; the inner dev set, never the test folds, is what a")
-    p("recipe is judged on. A run stopped early shows the folds it finished.\n")
-    p("| recipe | system | MAP seed 13 | MAP seed 14 | mean MAP | inner dev seed 13 | inner dev seed 14 |")
-    p("|---|---|---|---|---|---|---|")
+    p("recipe is judged on. A run stopped early, or not run with a seed, shows the folds it finished; the mean needs every seed.\n")
+    suffixes = [""] + ["-s" + w.rsplit("-s", 1)[1] for w in seed_works]
+    seed_names = ["13"] + [x[2:] for x in suffixes[1:]]
+    p("| recipe | system | " + " | ".join(f"MAP seed {n}" for n in seed_names) + " | mean MAP (all seeds) | "
+      + " | ".join(f"inner dev seed {n}" for n in seed_names) + " |")
+    p("|---|---|" + "---|" * (2 * len(seed_names) + 1))
     gaps = []
     for folder, label, _, stat in trials:
         means = {}
         for name, system in SYSTEMS[1:]:
             maps, devs = [], []
-            for w in [folder, folder + "-s14"]:
+            for w in [folder + x for x in suffixes]:
                 run = os.path.join(w, f"{name}.run.gz")
                 maps.append(evaluate(f"{base}.hierarchical.qrels", run)["mean"]["map"] if os.path.exists(run) else None)
                 d, n = inner_dev(os.path.join(w, name), stat)
@@ -203,16 +206,17 @@ if trials:
             if all(m is None for m in maps) and all(d == "-" for d in devs):
                 continue
             if None not in maps:
-                means[name] = sum(maps) / 2
+                means[name] = sum(maps) / len(maps)
             mean = f"{means[name]:.4f}" if name in means else "-"
-            p(f"| {label} | {system} | " + " | ".join("-" if m is None else f"{m:.4f}" for m in maps) + f" | {mean} | {devs[0]} | {devs[1]} |")
+            p(f"| {label} | {system} | " + " | ".join("-" if m is None else f"{m:.4f}" for m in maps) + f" | {mean} | "
+              + " | ".join(devs) + " |")
         if "stnet" in means and "stnet-no-trans" in means:
             gaps.append(f"{label} {means['stnet'] - means['stnet-no-trans']:+.4f}")
     p("")
     for _, label, how, _ in trials:
         p(f"- {label}: {how}")
     if gaps:
-        p("\nSTNet - STNet -TRANS, mean MAP over the two seeds: " + "; ".join(gaps) + ".")
+        p("\nSTNet - STNet -TRANS, mean MAP over the seeds: " + "; ".join(gaps) + ".")
     p("")
 if training:
     p("## Training (5 article-level folds, 2 shared CPU cores, one libtorch thread)\n")
