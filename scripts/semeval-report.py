@@ -62,6 +62,8 @@ CHAPTER8 = {
     "cqa-single": ("<q_new, c_rel> (single network)", "--inputs pair --tasks c", 44.77),
     "cqa-triplet": ("<q_new, q_rel, c_rel>", "--inputs triplet --tasks c", 45.59),
     "cqa-mtl": ("MTL (ABC)", "--inputs triplet --tasks abc", 49.63),
+    "cqa-triplet-shared": ("<q_new, q_rel, c_rel> + shared q encoder", "--inputs triplet --tasks c --share-questions", 47.82),
+    "cqa-mtl-shared": ("MTL (ABC), shared q encoder", "--inputs triplet --tasks abc --share-questions", 49.63),
 }
 
 
@@ -115,13 +117,20 @@ def fused_table(now):
     return out
 
 
-def rules_table(rules):
-    """MTL scored by every task C rule, per seed (analysis only)."""
+def rules_table(all_rules):
+    """Each MTL network scored by every task C rule, per seed (analysis only)."""
+    out = []
+    for key in ("cqa-mtl", "cqa-mtl-shared"):
+        out += network_rules(CHAPTER8[key][0], [r for r in all_rules if r.get("trained", "cqa-mtl") == key])
+    return out
+
+
+def network_rules(network, rules):
     rules = sorted(rules, key=lambda r: r["seed"])
     if not rules:
         return []
     names = [x["c_score"] for x in rules[0]["rules"]]
-    out = ["", "MTL's task C rules, each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose",
+    out = ["", f"{network}: task C rules, each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose",
            "the rule, the dev columns are shown for analysis only and chose nothing:", "",
            "| seed | chosen | " + " | ".join(f"tune MAP {n}" for n in names) + " | " + " | ".join(f"dev MAP {n}" for n in names) + " |",
            "|---|---|" + "---|" * (2 * len(names))]
@@ -134,8 +143,15 @@ def rules_table(rules):
 
 
 def network_means(rows):
-    return {k: sum(r["semeval"]["MAP"] for r in rows if r["trained"] == k) / max(1, sum(r["trained"] == k for r in rows))
-            for k in CHAPTER8}
+    """Mean official MAP of each chapter-8 network that has rows."""
+    return {k: sum(r["semeval"]["MAP"] for r in rows if r["trained"] == k) / sum(r["trained"] == k for r in rows)
+            for k in CHAPTER8 if any(r["trained"] == k for r in rows)}
+
+
+def mtl_gaps(means):
+    """MTL minus the single network, for each MTL variant with rows."""
+    return "; ".join(f"{CHAPTER8[k][0]} - single network = {100 * (means[k] - means['cqa-single']):+.2f}"
+                     for k in ("cqa-mtl", "cqa-mtl-shared") if k in means and "cqa-single" in means)
 
 
 def per_seed(rows):
@@ -157,11 +173,11 @@ def aux_section(aux):
     out += fused_table(aux)
     out += rules_table([r for r in all_rows if r["task"] == "c-rules" and r.get("part1") == "aux"])
     means = network_means(aux)
-    if means["cqa-mtl"] and means["cqa-single"]:
+    if mtl_gaps(means):
         ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
-        below = sum(ir and m < ir[0] for m in means.values() if m)
-        out += ["", f"Reading: MTL (ABC) - single network = {100 * (means['cqa-mtl'] - means['cqa-single']):+.2f} official MAP "
-                f"with task C learnt from v3.2 labels alone (the target: +3); {below} of the {sum(1 for m in means.values() if m)} "
+        below = sum(ir and m < ir[0] for m in means.values())
+        out += ["", f"Reading: {mtl_gaps(means)} official MAP "
+                f"with task C learnt from v3.2 labels alone (the target: +3); {below} of the {len(means)} "
                 "networks' means are below the search engine's order (rr" + (f", {pct(ir[0])}" if ir else "") + "). Seeds move "
                 "each network by more than the difference between them."]
     return out + per_seed(aux)
@@ -193,7 +209,8 @@ def chapter8_section(rows):
         "C = A; dev's and the tune split's related questions left out). Scored with `ansel eval --task c`.",
         "MTL scores task C by the rule (`--c-score auto`) whose MAP on the tune split is best: its C head,",
         "the chain P(A) P(B) (the comment answers its related question and that question is relevant",
-        "to the new one), or their sum (`both`).",
+        "to the new one), or their sum (`both`). The `shared q encoder` rows read q_new and q_rel with one encoder",
+        "(`--share-questions`), as section 8.1.2 and Figure 8.2 draw the MTL network; the others have one per input.",
         "",
     ] + chapter8_table(now)
     for fraction in fractions[1:]:
@@ -214,13 +231,12 @@ def chapter8_section(rows):
                        for r in all_rows if r["task"] == "c" and r.get("trained", "").endswith("-drop-0.4-0.7")]
     means = network_means(rows)
     ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
-    if all(means.values()) and ir:
-        gap = 100 * (means["cqa-mtl"] - means["cqa-single"])
-        gaps = [thesis - 100 * means[k] for k, (_, _, thesis) in CHAPTER8.items()]
+    if mtl_gaps(means) and ir:
+        gaps = [CHAPTER8[k][2] - 100 * m for k, m in means.items()]
         below = {len(means): "all"}.get(sum(m < ir[0] for m in means.values()), sum(m < ir[0] for m in means.values()))
         tunes = [100 * r["tune_map"] for r in rows if r["trained"] in CHAPTER8]
         devs = [100 * r["semeval"]["MAP"] for r in rows if r["trained"] in CHAPTER8]
-        out += ["", f"Reading: MTL (ABC) - single network = {gap:+.2f} official MAP (the issue's target: +3; the thesis: "
+        out += ["", f"Reading: {mtl_gaps(means)} official MAP (the issue's target: +3; the thesis: "
                 f"+{49.63 - 44.77:.2f} on dev); {below} of the {len(means)} networks' means are below the search engine's own order (rr, "
                 f"{100 * ir[0]:.2f}), and they are {min(gaps):.0f}-{max(gaps):.0f} points below the thesis' rows. Early stopping "
                 f"reads {current:g} of the training questions, whose MAP ({min(tunes):.0f}-{max(tunes):.0f}) says little about dev's "

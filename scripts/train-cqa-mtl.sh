@@ -4,7 +4,9 @@
 # REPORT_ONLY=1 scripts/bench-semeval.sh rewrites the page):
 # - <q_new, c_rel>: the single network (--inputs pair --tasks c);
 # - <q_new, q_rel, c_rel>: the joint input, task C only (--inputs triplet --tasks c);
-# - MTL (ABC): the joint input with the three heads (--inputs triplet --tasks abc).
+# - MTL (ABC): the joint input with the three heads (--inputs triplet --tasks abc);
+# - triplet-shared and mtl-shared: the same two with one encoder for q_new and q_rel (--share-questions),
+#   as section 8.1.2 and Figure 8.2 draw the MTL network (not in the default VARIANTS).
 # All on train part 2 (v3.2) + the v2.0 train part 1 without dev's questions, plus the extended
 # data from train part 2's task A threads (dev's related questions excluded); early stopping on the
 # official task C MAP of a seeded TUNE_FRACTION (default 0.25; the first runs used 0.1, 15 lists)
@@ -78,6 +80,8 @@ for seed in $seeds; do
       single) opts=(--inputs pair --tasks c) ;;
       triplet) opts=(--inputs triplet --tasks c) ;;
       mtl) opts=(--inputs triplet --tasks abc --c-score auto) ;;
+      triplet-shared) opts=(--inputs triplet --tasks c --share-questions) ;;
+      mtl-shared) opts=(--inputs triplet --tasks abc --c-score auto --share-questions) ;;
       *) echo "unknown variant $variant" >&2; exit 2 ;;
     esac
     dir=target/cqa-models/$setting/$variant-s$seed
@@ -87,10 +91,10 @@ for seed in $seeds; do
         "${common[@]}" --input-dropout "$drop_in" --hidden-dropout "$drop_hidden" \
         --max-epochs 60 --out "$dir" > /dev/null
     fi
-    if [ "$variant" = mtl ]; then
-      python3 - "$rows" "$dir" "$seed" "$tune" "$("$lab" cqa-rules --model "$dir" --data "$dev")" <<'PY'
+    if [ "${variant%-shared}" = mtl ]; then
+      python3 - "$rows" "$dir" "$seed" "$tune" "$("$lab" cqa-rules --model "$dir" --data "$dev")" "cqa-$variant" <<'PY'
 import json, sys
-rows, model, seed, tune, out = sys.argv[1:6]
+rows, model, seed, tune, out, trained = sys.argv[1:7]
 old = [json.loads(l) for l in open(rows) if l.strip()]
 if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
     card = json.load(open(model + "/model.json"))
@@ -98,7 +102,7 @@ if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
     rules = [json.loads(l) for l in out.splitlines()]
     for r in rules:
         r["tune_map"] = metrics["tune_official_map_c_" + r["c_score"]]
-    row = {"task": "c-rules", "model": model, "trained": "cqa-mtl", "seed": int(seed), "tune_fraction": float(tune),
+    row = {"task": "c-rules", "model": model, "trained": trained, "seed": int(seed), "tune_fraction": float(tune),
            "chosen": card["config"]["c_score"], "rules": rules}
     if "part1-aux" in model:
         row["part1"] = "aux"
