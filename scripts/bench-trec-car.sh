@@ -7,7 +7,7 @@
 # gzipped run is ~4 MB, over the repository's 2 MB limit per file) and each model's training record.
 # Resumable: rerun to continue an interrupted training (checkpoints in $WORK).
 # Each fold chooses its checkpoint on an inner dev set (10% of its training articles). STNet
-# variants are trained again with each seed of EXTRA_SEEDS (default 14; its folds differ
+# variants are trained again with each seed of EXTRA_SEEDS (default "14 15"; its folds differ
 # too) into $WORK-s<seed> (EXTRA_VARIANTS, default "full no-trans": -SIM is far below STNet with
 # the first seed), and the page compares the systems over the seeds as well.
 # Env: DATA (test200 folder), WORK (checkpoints, default target/trec-car), STEPS, BLOCKS, THREADS,
@@ -41,7 +41,7 @@ for v in full no-trans no-sim; do
   cp "$WORK/$name/training.json" "$OUT/$name.training.json"
 done
 export SEED_WORKS=""
-for seed in ${EXTRA_SEEDS-14}; do
+for seed in ${EXTRA_SEEDS-14 15}; do
   for v in ${EXTRA_VARIANTS:-full no-trans}; do
     name=stnet; [ $v != full ] && name=stnet-$v
     echo "== $name, seed $seed"
@@ -52,7 +52,7 @@ for seed in ${EXTRA_SEEDS-14}; do
 done
 
 if [ "${RUN_TRIALS:-0}" = 1 ]; then
-  for seed in 13 ${EXTRA_SEEDS-14}; do
+  for seed in 13 ${EXTRA_SEEDS-14 15}; do
     sfx=""; [ "$seed" = 13 ] || sfx=-s$seed
     for name in stnet stnet-no-trans stnet-no-sim; do
       v=${name#stnet-}; [ "$name" = stnet ] && v=full
