@@ -31,22 +31,29 @@ lab=target/release/ansel-lab
 q=$(ls "$DATA"/*.cbor.hierarchical.qrels)
 base=${q%.hierarchical.qrels}
 
+# One STNet cross-validation into folder $1 (run file $1.run.gz) with seed $2 and variant $3, then
+# any further options; resumable.
+stnet() {
+  local out=$1 seed=$2 variant=$3
+  shift 3
+  nice -n 10 $lab trec-car stnet --data "$DATA" --variant "$variant" --seed "$seed" --out "$out" --run "$out.run.gz" \
+    --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume "$@"
+}
+name_of() { if [ "$1" = full ]; then echo stnet; else echo "stnet-$1"; fi; }
+
 echo "== BM25"
 /usr/bin/time -f %e -o "$WORK/bm25.seconds" nice -n 10 $lab trec-car bm25 --data "$DATA" --run "$WORK/bm25.run.gz"
 for v in full no-trans no-sim; do
-  name=stnet; [ $v != full ] && name=stnet-$v
+  name=$(name_of $v)
   echo "== $name"
-  nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK/$name" \
-    --run "$WORK/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --schedule "$SCHEDULE" --resume
+  stnet "$WORK/$name" 13 $v --schedule "$SCHEDULE"
   cp "$WORK/$name/training.json" "$OUT/$name.training.json"
 done
 export SEED_WORKS=""
 for seed in ${EXTRA_SEEDS-14 15}; do
   for v in ${EXTRA_VARIANTS:-full no-trans}; do
-    name=stnet; [ $v != full ] && name=stnet-$v
-    echo "== $name, seed $seed"
-    nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-s$seed/$name" --seed "$seed" \
-      --run "$WORK-s$seed/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --schedule "$SCHEDULE" --resume
+    echo "== $(name_of $v), seed $seed"
+    stnet "$WORK-s$seed/$(name_of $v)" "$seed" $v --schedule "$SCHEDULE"
   done
   SEED_WORKS="$SEED_WORKS $WORK-s$seed"
 done
@@ -54,8 +61,8 @@ done
 if [ "${RUN_TRIALS:-0}" = 1 ]; then
   for seed in 13 ${EXTRA_SEEDS-14 15}; do
     sfx=""; [ "$seed" = 13 ] || sfx=-s$seed
-    for name in stnet stnet-no-trans stnet-no-sim; do
-      v=${name#stnet-}; [ "$name" = stnet ] && v=full
+    for v in full no-trans no-sim; do
+      name=$(name_of $v)
       [ -f "$WORK$sfx/$name/training.json" ] || continue
       echo "== $name, seed $seed, scored with the last step"
       for fold in "$WORK$sfx/$name"/fold-*; do
@@ -63,19 +70,14 @@ if [ "${RUN_TRIALS:-0}" = 1 ]; then
         mkdir -p "$dst"
         cp -n "$fold"/{state.json,checkpoint.safetensors,optim.safetensors} "$dst/"
       done
-      nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-last$sfx/$name" --seed "$seed" \
-        --run "$WORK-last$sfx/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --checkpoint last --resume
+      stnet "$WORK-last$sfx/$name" "$seed" $v --checkpoint last
     done
     echo "== stnet, 2 heads, seed $seed"
-    nice -n 10 $lab trec-car stnet --data "$DATA" --variant full --heads 2 --out "$WORK-h2$sfx/stnet" --seed "$seed" \
-      --run "$WORK-h2$sfx/stnet.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" --resume
+    stnet "$WORK-h2$sfx/stnet" "$seed" full --heads 2
     for v in full no-trans no-sim; do
-      name=stnet; [ $v != full ] && name=stnet-$v
       [ $v = no-sim ] && [ "$seed" != 13 ] && continue
-      echo "== $name, warm-up and linear decay, seed $seed"
-      nice -n 10 $lab trec-car stnet --data "$DATA" --variant $v --out "$WORK-warmup$sfx/$name" --seed "$seed" \
-        --run "$WORK-warmup$sfx/$name.run.gz" --steps "$STEPS" --blocks "$BLOCKS" --threads "$THREADS" \
-        --schedule warmup-linear --warmup 300 --resume
+      echo "== $(name_of $v), warm-up and linear decay, seed $seed"
+      stnet "$WORK-warmup$sfx/$(name_of $v)" "$seed" $v --schedule warmup-linear --warmup 300
     done
   done
 fi
