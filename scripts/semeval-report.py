@@ -49,6 +49,8 @@ PUBLISHED_IR_TEST = {
     "B": "74.75 (task paper)",
     "C": "40.36 / MRR 45.83 (thesis Table 8.3)",
 }
+# The search engine's own order (rr) on dev task C: its official MAP, if scored.
+IR_C = [r["semeval"]["MAP"] for r in rows if r["task"] == "c" and r["model"] == "rr"]
 NAMES = {
     "rr": "rr (the search engine's order: SemEval's IR baseline)",
 }
@@ -103,7 +105,7 @@ def fused_table(now):
     fused = [r for r in now if r["trained"].endswith(" + rr")]
     if not fused:
         return []
-    ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
+    ir = IR_C
     out = ["", "Each network fused with the search engine's rank (`ansel eval --task c --model MODEL+rr`: z-scores",
            "summed; the thesis' \"MTL + one feature\" adds a weighted sum of a task A classifier's score and the rank: 52.67 on test"
            + (f"; rr alone: {pct(ir[0])}):" if ir else "):"), "",
@@ -174,7 +176,7 @@ def aux_section(aux):
     out += rules_table([r for r in all_rows if r["task"] == "c-rules" and r.get("part1") == "aux"])
     means = network_means(aux)
     if mtl_gaps(means):
-        ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
+        ir = IR_C
         below = sum(ir and m < ir[0] for m in means.values())
         out += ["", f"Reading: {mtl_gaps(means)} official MAP "
                 f"with task C learnt from v3.2 labels alone (the target: +3); {below} of the {len(means)} "
@@ -230,7 +232,7 @@ def chapter8_section(rows):
                 ""] + [f"- {r['trained']}: {pct(r['semeval']['MAP'])} (tune {pct(r['tune_map'])}, best epoch {r['best_epoch']} of {r['epochs']})"
                        for r in all_rows if r["task"] == "c" and r.get("trained", "").endswith("-drop-0.4-0.7")]
     means = network_means(rows)
-    ir = [r["semeval"]["MAP"] for r in all_rows if r["task"] == "c" and r["model"] == "rr"]
+    ir = IR_C
     if mtl_gaps(means) and ir:
         gaps = [CHAPTER8[k][2] - 100 * m for k, m in means.items()]
         below = {len(means): "all"}.get(sum(m < ir[0] for m in means.values()), sum(m < ir[0] for m in means.values()))
