@@ -165,11 +165,22 @@ def per_seed(rows):
     return out
 
 
+def good_shares():
+    """Each file's share of task C comments marked Good, as `cqa-train --counts-only` counted them
+    (written by scripts/train-cqa-mtl.sh), keyed part1 / part2 / dev."""
+    files = json.load(open(os.path.join(os.path.dirname(out), "semeval-cqa-labels.json")))["files"]
+    key = lambda f: "dev" if f["role"] == "exclude" else ("part1" if "part1" in f["file"] else "part2")
+    return {key(f): f"{100 * f['task_c_good_share']:.1f}% ({f['task_c_good']:,} of {f['task_c_comments']:,})"
+            for f in files}
+
+
 def aux_section(aux):
     """The networks with the v2.0 part 1 feeding the auxiliary heads only (PART1=aux)."""
+    share = good_shares()
     out = ["", "#### Task C trained on v3.2 labels only (`PART1=aux bash scripts/train-cqa-mtl.sh`)", "",
-           "The v2.0 train part 1 is a superseded release: its annotators marked 23.6% of its comments Good for task C,",
-           "against 12.7% in v3.2's part 2 and 6.9% in dev (counted from the files). Here it trains the auxiliary heads",
+           f"The v2.0 train part 1 is a superseded release: its annotators marked {share['part1']} of its comments Good for task C,",
+           f"against {share['part2']} in v3.2's part 2 and {share['dev']} in dev (`ansel-lab cqa-train --counts-only`, in",
+           "`semeval-cqa-labels.json`). Here it trains the auxiliary heads",
            "only (`--aux-only`: its task B labels; the single network does not see it), and the tune split is part 2's",
            "alone (0.25 of its questions, 17 lists). All else as above.", ""] + chapter8_table(aux)
     out += fused_table(aux)

@@ -24,7 +24,8 @@
 # keep probabilities) and prints their tune MAPs; DROPOUT (default "0 0", the best on tune) is
 # what the runs use.
 # PART1=aux trains task C on v3.2 labels only: the v2.0 part 1, a superseded release whose
-# annotators marked 23.6% of the comments Good for task C (v3.2's part 2: 12.7%, dev: 6.9%), then
+# annotators marked 23.6% of the comments Good for task C (v3.2's part 2: 12.7%, dev: 6.9%; each
+# run writes these counts to docs/results/semeval-cqa-labels.json), then
 # feeds only the auxiliary heads (its task B labels; `--aux-only`) and gives no tuning lists.
 # Env: SEEDS (default "1 2 3"), VARIANTS (default "single triplet mtl"), DROPOUT, TUNE_FRACTION,
 # PART1 (train or aux), THREADS. Models go to target/cqa-models/tune-<fraction>[-part1-aux]/<variant>-s<seed>/ (model.json records
@@ -55,6 +56,8 @@ case $part1 in
   aux) common+=(--aux-only "${train[1]}"); setting=$setting-part1-aux ;;
   *) echo "PART1 must be train or aux" >&2; exit 2 ;;
 esac
+# Each file's share of task C comments marked Good (the releases label differently): the page quotes it.
+"$lab" cqa-train "${common[@]}" --out target/cqa-models --counts-only > docs/results/semeval-cqa-labels.json
 if [ "${1:-}" = probe ]; then
   for pair in "0 0" "0.2 0.3" "0.6 0.3"; do
     read -r i h <<<"$pair"

@@ -286,9 +286,23 @@ fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
     };
     let plain = read(&[]).unwrap();
     assert!(!plain.tune.is_empty());
+    // Each file's share of task C comments marked Good, counted over the whole file.
+    let file = &plain.counts["files"][0];
+    assert_eq!(file["role"], "train");
+    let (good, all) = (
+        file["task_c_good"].as_u64().unwrap(),
+        file["task_c_comments"].as_u64().unwrap(),
+    );
+    assert!(0 < good && good < all, "{file}");
+    let share = file["task_c_good_share"].as_f64().unwrap();
+    assert!((share - good as f64 / all as f64).abs() < 1e-12);
     assert!(plain.train.iter().any(|t| t.labels[2].is_some()));
     let aux = read(&["--aux-only", fixture]).unwrap();
     assert!(aux.tune.is_empty());
+    assert_eq!(aux.counts["files"][0]["role"], "aux-only");
+    assert_eq!(aux.counts["files"][0]["task_c_good"], file["task_c_good"]);
+    let excluded = read(&["--exclude", fixture]).unwrap();
+    assert_eq!(excluded.counts["files"][0]["role"], "exclude");
     assert!(!aux.train.is_empty());
     assert!(aux.train.iter().all(|t| t.labels[2].is_none()));
     assert!(aux

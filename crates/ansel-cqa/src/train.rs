@@ -5,6 +5,7 @@
 use crate::data::{self, Triple};
 use crate::net::{Batch, CScore, CqaNet, Inputs, NetConfig};
 use crate::{Loaded, KIND, WEIGHTS_FILE};
+use ansel_data::readers::semeval::CqaFile;
 use ansel_data::{CqaTask, Question};
 use ansel_efficient::{Vocabulary, RESERVED};
 use ansel_model::train::{EarlyStopping, TrainingLog};
@@ -13,7 +14,7 @@ use ansel_torch::tch::{nn, Device, Kind, Reduction, Tensor};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// `ansel-lab cqa train`: what to train on and how.
@@ -26,7 +27,7 @@ pub struct TrainArgs {
     /// --train files that train the auxiliary heads (A, B) only: their task C labels are dropped
     /// and none of their questions is held out for tuning. For a superseded release whose labels
     /// differ from the evaluated one's (SemEval-2016's v2.0 train part 1 marks 23.6% of its
-    /// comments Good for task C, v3.2's part 2 12.7%, dev 6.9%).
+    /// comments Good for task C, v3.2's part 2 12.7%, dev 6.9%: `--counts-only` prints them).
     #[arg(long, num_args = 1..)]
     pub aux_only: Vec<PathBuf>,
     /// `-subtaskA` files whose threads become the extended data (thesis section 8.2.1).
@@ -83,6 +84,10 @@ pub struct TrainArgs {
     /// Name recorded in model.json.
     #[arg(long)]
     pub name: Option<String>,
+    /// Print what the files give (triples and labels per task, and each --train and --exclude
+    /// file's share of task C comments marked Good) as JSON, and train nothing.
+    #[arg(long)]
+    pub counts_only: bool,
 }
 
 /// The tuning value early stopping reads.
@@ -123,8 +128,10 @@ fn heads(tasks: &str) -> Result<[bool; 3]> {
 pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
     let mut excluded_questions = HashSet::new();
     let mut excluded_related = HashSet::new();
+    let mut files = Vec::new();
     for path in &args.exclude {
         let file = data::read_file(path)?;
+        files.push(c_label_counts(path, &file, "exclude")?);
         for org in &file.originals {
             excluded_questions.insert(ansel_data::readers::semeval::join_subject_body(
                 &org.subject,
@@ -151,6 +158,8 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
     for path in &args.train {
         let file = data::read_file(path)?;
         let aux_only = args.aux_only.contains(path);
+        let role = if aux_only { "aux-only" } else { "train" };
+        files.push(c_label_counts(path, &file, role)?);
         let tune_fraction = if aux_only { 0.0 } else { args.tune_fraction };
         let (fit, held) = file.split_originals(tune_fraction, args.seed);
         for t in held.threads() {
@@ -195,12 +204,34 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
         "tune_questions": tune.len(),
         "labelled": {"a": labelled(0), "b": labelled(1), "c": labelled(2)},
         "positive": {"a": positives(0), "b": positives(1), "c": positives(2)},
+        "files": files,
     });
     Ok(Data {
         train,
         tune,
         counts,
     })
+}
+
+/// A whole file's original questions and how many of their task C comments are marked Good
+/// (before any tuning split or exclusion): releases of the data label differently.
+fn c_label_counts(path: &Path, file: &CqaFile, role: &str) -> anyhow::Result<serde_json::Value> {
+    let lists = file.task_questions(path, CqaTask::C)?;
+    let labels = || {
+        lists
+            .iter()
+            .flat_map(|q| &q.candidates)
+            .filter_map(|c| c.label)
+    };
+    let (labelled, good) = (labels().count(), labels().filter(|&l| l).count());
+    Ok(serde_json::json!({
+        "file": path,
+        "role": role,
+        "original_questions": lists.len(),
+        "task_c_comments": labelled,
+        "task_c_good": good,
+        "task_c_good_share": good as f64 / labelled.max(1) as f64,
+    }))
 }
 
 /// The vocabulary of the training triples' words that have a vector, and its rows.

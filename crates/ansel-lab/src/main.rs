@@ -77,6 +77,14 @@ fn main() -> ExitCode {
         Command::TrecCar(args) => trec_car::run(args),
         Command::QuestionPairs(args) => question_pairs::run(args),
         Command::Tk(args) => tree_kernel::run(*args),
+        Command::CqaTrain(args) if args.counts_only => {
+            ansel_cqa::train::read_data(&args).map(|data| {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&data.counts).expect("counts serialize")
+                )
+            })
+        }
         Command::CqaTrain(args) => ansel_cqa::train::train(&args).map(|card| {
             println!(
                 "{}",
