@@ -12,11 +12,13 @@
 # the first seed), and the page compares the systems over the seeds as well.
 # Env: DATA (test200 folder), WORK (checkpoints, default target/trec-car), STEPS, BLOCKS, THREADS,
 # SCHEDULE (constant or warmup-linear: the learning rate of every variant), RUN_TRIALS=1 (also train
-# the page's other recipes into $WORK-last, $WORK-h2 and $WORK-warmup and their -s14 twins: hours),
+# the page's other recipes into $WORK-last, $WORK-h2, $WORK-warmup and $WORK-squad (pre-trained on
+# the SQuAD train file SQUAD) and their -s<seed> twins: hours),
 # EXTRA_SEEDS, EXTRA_VARIANTS, PYTREC_VENV (a venv with pytrec-eval-terrier; created when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data/trec-car/test200-v1.5}
+SQUAD=${SQUAD:-../shared/data/squad/train-v1.1.rebuilt.json.gz}
 WORK=${WORK:-target/trec-car}
 STEPS=${STEPS:-3000}
 BLOCKS=${BLOCKS:-2}
@@ -78,6 +80,11 @@ if [ "${RUN_TRIALS:-0}" = 1 ]; then
       [ $v = no-sim ] && [ "$seed" != 13 ] && continue
       echo "== $(name_of $v), warm-up and linear decay, seed $seed"
       stnet "$WORK-warmup$sfx/$(name_of $v)" "$seed" $v --schedule warmup-linear --warmup 300
+    done
+    for v in full no-trans no-sim; do
+      [ $v = no-sim ] && [ "$seed" != 13 ] && continue
+      echo "== $(name_of $v), pre-trained on SQuAD, seed $seed"
+      stnet "$WORK-squad$sfx/$(name_of $v)" "$seed" $v --pretrain-squad "$SQUAD"
     done
   done
 fi

@@ -180,6 +180,11 @@ TRIALS = [
      "linear decay to 0 at step 3000. STNet and -SIM were stopped here once STNet's inner-dev MAP had fallen below "
      "the constant rate's in each of the 4 folds it finished, and -TRANS's in both seeds (`RUN_TRIALS=1` trains them "
      "to the end).", "best"),
+    ("-squad", "pre-trained on SQuAD",
+     "`--pretrain-squad`: before the folds, 8,000 steps (16 pairs each) on 30,000 SQuAD v1.1 train questions, each "
+     "a query of its article's title and the question as the section heading, its own paragraph relevant and the "
+     "other BM25 top-100 paragraphs of the 18,896 not (no SQuAD article is a test200 article); every fold then "
+     "trains from those weights as the committed recipe does. The same pre-training for each variant and seed.", "best"),
 ]
 trials = [(work + suffix, label, how, stat) for suffix, label, how, stat in TRIALS
           if suffix and os.path.isdir(work + suffix)]

@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod net;
+pub mod pretrain;
 
 use ansel_torch::tch::{nn, Device, Tensor};
 use anyhow::{bail, Context, Result};
@@ -97,6 +98,17 @@ pub struct CvArgs {
     /// Continue from the checkpoints in --out.
     #[arg(long)]
     pub resume: bool,
+    /// Pre-train on SQuAD v1.1 questions first (the article title and the question as the
+    /// path, the question's paragraph relevant, BM25 negatives over the file's paragraphs):
+    /// once per run, into `--out/pretrain`; every fold starts from those weights.
+    #[arg(long)]
+    pub pretrain_squad: Option<PathBuf>,
+    /// Pre-training steps (the last step's weights are kept).
+    #[arg(long, default_value_t = 8000)]
+    pub pretrain_steps: usize,
+    /// SQuAD questions pre-trained on (a seeded sample).
+    #[arg(long, default_value_t = 30000)]
+    pub pretrain_questions: usize,
 }
 
 /// The weights a fold's test queries are scored with.
@@ -123,14 +135,14 @@ pub enum Schedule {
 }
 
 impl CvArgs {
-    /// The learning rate of training step `step` (0-based).
-    fn lr_at(&self, step: usize) -> f64 {
+    /// The learning rate of training step `step` (0-based) of a phase of `total` steps.
+    fn lr_at(&self, step: usize, total: usize) -> f64 {
         match self.schedule {
             Schedule::Constant => self.lr,
             Schedule::WarmupLinear => ansel_torch::WarmupLinear {
                 peak: self.lr,
                 warmup: self.warmup,
-                total: self.steps,
+                total,
             }
             .at(step),
         }
@@ -221,24 +233,12 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         corpus.words.len(),
         known
     );
-    let candidates: Vec<Vec<Candidate>> = bm25
-        .iter()
-        .map(|(qid, list)| {
-            let best = list.first().map_or(1.0, |c| c.1);
-            let judged = qrels.get(qid);
-            list.iter()
-                .enumerate()
-                .filter_map(|(rank, (pid, score))| {
-                    let para = *corpus.para_index.get(pid)?;
-                    Some(Candidate {
-                        para,
-                        features: corpus.pair_features(para, rank, *score, best),
-                        relevant: judged.and_then(|j| j.get(pid)).is_some_and(|&r| r > 0),
-                    })
-                })
-                .collect()
-        })
-        .collect();
+    let candidates = bm25_candidates(&corpus, &bm25, |qid, pid| {
+        qrels
+            .get(qid)
+            .and_then(|j| j.get(pid))
+            .is_some_and(|&r| r > 0)
+    });
     let folds = ansel_trec_car::article_folds(
         queries.iter().map(|q| q.page_id.as_str()),
         args.folds,
@@ -257,6 +257,10 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         feature_dim: 16,
         branch_init: args.branch_init,
         trans_dropout: args.trans_dropout,
+    };
+    let pretrained = match &args.pretrain_squad {
+        Some(path) => Some(pretrain(args, path, &config, &glove)?),
+        None => None,
     };
     let mut scores: BTreeMap<String, Vec<(String, f64)>> = BTreeMap::new();
     let mut records = Vec::new();
@@ -288,9 +292,12 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         let test: Vec<usize> = (0..queries.len())
             .filter(|&q| in_fold(&queries[q]))
             .collect();
-        let vs = nn::VarStore::new(Device::Cpu);
+        let mut vs = nn::VarStore::new(Device::Cpu);
         ansel_torch::tch::manual_seed(args.seed as i64 + fold as i64);
         let net = StNet::new(&vs.root(), config.clone(), embeddings.shallow_clone());
+        if let Some((weights, _)) = &pretrained {
+            ansel_torch::load_vars(&mut vs, weights)?;
+        }
         parameters = ansel_torch::parameter_count(&vs);
         let scores_path = dir.join("scores.tsv");
         let record_path = dir.join("model.json");
@@ -317,12 +324,19 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             records.push(serde_json::from_value(model["training"].clone())?);
             continue;
         }
-        let mut vs = vs;
         let split = Split {
+            corpus: &corpus,
+            candidates: &candidates,
             train: &train,
             dev: &dev,
         };
-        let state = train_fold(args, &net, &mut vs, &dir, split, &candidates, &corpus, fold)?;
+        let phase = Phase {
+            label: format!("fold {fold}"),
+            rng: args.seed ^ (fold as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            steps: args.steps,
+            checkpoint: args.checkpoint,
+        };
+        let state = train_fold(args, &net, &mut vs, &dir, split, &phase)?;
         let start = Instant::now();
         let mut lines = String::new();
         for (&q, fold_scores) in test
@@ -361,6 +375,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             "seed": args.seed,
             "data": args.data,
             "labels": files.hierarchical_qrels,
+            "pretrained_from": pretrained.as_ref().map(|p| &p.0),
             "test_articles": folds.iter().filter(|(_, &f)| f == fold).map(|(a, _)| a.clone()).collect::<std::collections::BTreeSet<_>>(),
             "arguments": args,
             "training": record,
@@ -394,6 +409,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         "config": config,
         "parameters": parameters,
         "arguments": args,
+        "pretrain": pretrained.as_ref().map(|p| &p.1),
         "glove_known_words": known,
         "vocabulary": corpus.words.len(),
         "folds": records,
@@ -414,6 +430,106 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
         args.run.display()
     );
     Ok(())
+}
+
+/// Each query's BM25 candidates that the corpus holds, with their pair features and labels.
+fn bm25_candidates(
+    corpus: &Corpus,
+    bm25: &[(String, ansel_trec_car::RankedList)],
+    relevant: impl Fn(&str, &str) -> bool,
+) -> Vec<Vec<Candidate>> {
+    bm25.iter()
+        .map(|(qid, list)| {
+            let best = list.first().map_or(1.0, |c| c.1);
+            list.iter()
+                .enumerate()
+                .filter_map(|(rank, (pid, score))| {
+                    let para = *corpus.para_index.get(pid)?;
+                    Some(Candidate {
+                        para,
+                        features: corpus.pair_features(para, rank, *score, best),
+                        relevant: relevant(qid, pid),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Pre-trains a network of `config` on SQuAD (`--pretrain-squad`) and returns its weights:
+/// trained once into `--out/pretrain` and reused by `--resume`. Its record is
+/// `pretrain/model.json`.
+fn pretrain(
+    args: &CvArgs,
+    squad_path: &Path,
+    config: &NetConfig,
+    glove: &ansel_vectors::WordVectors,
+) -> Result<(PathBuf, serde_json::Value)> {
+    let dir = args.out.join("pretrain");
+    let (weights, record_path) = (dir.join("model.safetensors"), dir.join("model.json"));
+    if args.resume && weights.is_file() && record_path.is_file() {
+        eprintln!("pretrain: done before, reusing {}", weights.display());
+        let record = serde_json::from_str(&std::fs::read_to_string(&record_path)?)?;
+        return Ok((weights, record));
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let bytes = ansel_data::read_bytes(squad_path)?;
+    let squad = ansel_data::readers::squad::parse_paragraphs(squad_path, &bytes)?;
+    let data = pretrain::squad_outlines(&squad, args.pretrain_questions, args.seed);
+    let start = Instant::now();
+    let bm25 = ansel_trec_car::bm25_run(&data.paragraphs, &data.queries, args.depth)?;
+    eprintln!(
+        "pretrain: {} questions over {} SQuAD paragraphs, BM25 in {:.0}s",
+        data.queries.len(),
+        data.paragraphs.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let corpus = Corpus::new(&data.paragraphs, &data.queries, args.max_para, 24);
+    let (embeddings, _) = corpus.embeddings(glove, args.seed);
+    let candidates = bm25_candidates(&corpus, &bm25, |qid, pid| {
+        data.relevant.get(qid).is_some_and(|p| p == pid)
+    });
+    let train: Vec<usize> = (0..candidates.len())
+        .filter(|&q| {
+            candidates[q].iter().any(|c| c.relevant) && candidates[q].iter().any(|c| !c.relevant)
+        })
+        .collect();
+    let mut vs = nn::VarStore::new(Device::Cpu);
+    ansel_torch::tch::manual_seed(args.seed as i64);
+    let net = StNet::new(&vs.root(), config.clone(), embeddings);
+    let phase = Phase {
+        label: "pretrain".into(),
+        rng: args.seed ^ 0x5EED_5AAD,
+        steps: args.pretrain_steps,
+        checkpoint: CheckpointChoice::Last,
+    };
+    let split = Split {
+        corpus: &corpus,
+        candidates: &candidates,
+        train: &train,
+        dev: &[],
+    };
+    let state = train_fold(args, &net, &mut vs, &dir, split, &phase)?;
+    ansel_torch::save_vars(&vs, &weights)?;
+    let record = serde_json::json!({
+        "model": args.variant.name(),
+        "config": config,
+        "seed": args.seed,
+        "data": squad_path,
+        "questions": data.queries.len(),
+        "questions_with_their_paragraph_in_bm25": train.len(),
+        "paragraphs": data.paragraphs.len(),
+        "steps": state.step,
+        "pairs": state.step * args.batch,
+        "wall_seconds": state.wall_seconds,
+        "cpu_seconds": state.cpu_seconds,
+        "pairs_per_second": (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9),
+        "losses": state.losses,
+    });
+    let tmp = dir.join(".model.json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(&record)?)?;
+    std::fs::rename(&tmp, &record_path)?;
+    Ok((weights, record))
 }
 
 /// A seeded `fraction` of the articles (at least one when the fraction is above 0).
@@ -492,27 +608,44 @@ fn candidate_map(candidates: &[Vec<Candidate>], queries: &[usize], scores: &[Vec
     total / queries.len().max(1) as f64
 }
 
-/// A fold's training queries and the inner-dev queries its checkpoint is chosen on.
+/// What a training run reads: the corpus, every query's candidates, the queries trained on and
+/// the inner-dev queries its checkpoint is chosen on (none: the last step's).
 #[derive(Clone, Copy)]
 struct Split<'a> {
+    corpus: &'a Corpus,
+    candidates: &'a [Vec<Candidate>],
     train: &'a [usize],
     dev: &'a [usize],
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One training run: a fold's, or the pre-training every fold starts from.
+struct Phase {
+    /// `fold 3` or `pretrain`, in messages.
+    label: String,
+    /// Seed of the pair sampler.
+    rng: u64,
+    steps: usize,
+    /// The inner-dev choice (with --checkpoint best and an inner dev set) or the last step.
+    checkpoint: CheckpointChoice,
+}
+
 fn train_fold(
     args: &CvArgs,
     net: &StNet,
     vs: &mut nn::VarStore,
     dir: &Path,
     split: Split,
-    candidates: &[Vec<Candidate>],
-    corpus: &Corpus,
-    fold: usize,
+    phase: &Phase,
 ) -> Result<FoldState> {
-    let train = split.train;
+    let Split {
+        corpus,
+        candidates,
+        train,
+        ..
+    } = split;
+    let label = &phase.label;
     if train.is_empty() {
-        bail!("fold {fold}: no training query with a relevant and a non-relevant candidate");
+        bail!("{label}: no training query with a relevant and a non-relevant candidate");
     }
     let params = ansel_torch::trainable(vs);
     let mut opt = ansel_torch::AdamW::new(&params);
@@ -523,14 +656,14 @@ fn train_fold(
         dir.join("best.safetensors"),
     );
     let mut state = FoldState {
-        rng: args.seed ^ (fold as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        rng: phase.rng,
         ..Default::default()
     };
     if args.resume && state_path.is_file() {
         state = serde_json::from_str(&std::fs::read_to_string(&state_path)?)?;
         ansel_torch::load_vars(vs, &ckpt)?;
         opt.load(&optim)?;
-        eprintln!("fold {fold}: resuming at step {}", state.step);
+        eprintln!("{label}: resuming at step {}", state.step);
     }
     let wall_start = Instant::now();
     let cpu_start = ansel_torch::cpu_seconds().unwrap_or(0.0);
@@ -545,7 +678,7 @@ fn train_fold(
         std::fs::rename(&tmp, &state_path)?;
         Ok(())
     };
-    while state.step < args.steps {
+    while state.step < phase.steps {
         let mut pos = Vec::with_capacity(args.batch);
         let mut neg = Vec::with_capacity(args.batch);
         for _ in 0..args.batch {
@@ -564,11 +697,11 @@ fn train_fold(
         ansel_torch::zero_gradients(&params);
         loss.backward();
         ansel_torch::clip_gradients(&params, 5.0);
-        let lr = args.lr_at(state.step);
+        let lr = args.lr_at(state.step, phase.steps);
         state.step += 1;
         opt.step(&params, lr, 0.0, state.step);
         state.loss_sum += loss.double_value(&[]);
-        let last = state.step == args.steps;
+        let last = state.step == phase.steps;
         let evaluate =
             !split.dev.is_empty() && (state.step.is_multiple_of(args.eval_every.max(1)) || last);
         if evaluate {
@@ -580,7 +713,7 @@ fn train_fold(
                 ansel_torch::save_vars(vs, &best)?;
                 state.best_step = state.step;
             }
-            eprintln!("fold {fold}: step {} inner-dev MAP {map:.4}", state.step);
+            eprintln!("{label}: step {} inner-dev MAP {map:.4}", state.step);
         }
         if state.step.is_multiple_of(args.checkpoint_every) || last {
             let span = (state.step - 1) % args.checkpoint_every + 1;
@@ -588,21 +721,21 @@ fn train_fold(
             state.loss_sum = 0.0;
             save(&mut state, &opt)?;
             eprintln!(
-                "fold {fold}: step {}/{} loss {:.4} ({:.1} pairs/s)",
+                "{label}: step {}/{} loss {:.4} ({:.1} pairs/s)",
                 state.step,
-                args.steps,
+                phase.steps,
                 state.losses.last().unwrap_or(&0.0),
                 (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9)
             );
         }
     }
     save(&mut state, &opt)?;
-    if args.checkpoint == CheckpointChoice::Best
+    if phase.checkpoint == CheckpointChoice::Best
         && state.best_step > 0
         && state.best_step < state.step
     {
         eprintln!(
-            "fold {fold}: scoring with step {} (inner-dev best)",
+            "{label}: scoring with step {} (inner-dev best)",
             state.best_step
         );
         ansel_torch::load_vars(vs, &best)?;
@@ -647,12 +780,15 @@ mod tests {
         };
         let constant = parse(&[]);
         assert_eq!(constant.schedule, Schedule::Constant);
-        assert_eq!((constant.lr_at(0), constant.lr_at(999)), (1e-3, 1e-3));
+        assert_eq!(
+            (constant.lr_at(0, 1000), constant.lr_at(999, 1000)),
+            (1e-3, 1e-3)
+        );
         let warm = parse(&["--schedule", "warmup-linear", "--warmup", "100"]);
-        assert!((warm.lr_at(0) - 1e-5).abs() < 1e-12);
-        assert!((warm.lr_at(99) - 1e-3).abs() < 1e-12);
-        assert!((warm.lr_at(550) - 0.5e-3).abs() < 1e-12);
-        assert!(warm.lr_at(999) > 0.0 && warm.lr_at(1000) == 0.0);
+        assert!((warm.lr_at(0, 1000) - 1e-5).abs() < 1e-12);
+        assert!((warm.lr_at(99, 1000) - 1e-3).abs() < 1e-12);
+        assert!((warm.lr_at(550, 1000) - 0.5e-3).abs() < 1e-12);
+        assert!(warm.lr_at(999, 1000) > 0.0 && warm.lr_at(1000, 1000) == 0.0);
     }
 
     #[test]
