@@ -164,6 +164,25 @@ def inner_dev(folder, stat):
     return (sum(best) / len(best), len(best)) if best else (None, 0)
 
 
+def pretrain_cost(folder):
+    """The seed-13 pre-training's time and final loss per variant, from training.json (empty without one)."""
+    parts, seen = [], None
+    for name, system in SYSTEMS[1:]:
+        path = os.path.join(folder, name, "training.json")
+        t = json.load(open(path)) if os.path.exists(path) else {}
+        pre = t.get("pretrain")
+        if pre:
+            seen = pre
+            tail = pre["losses"][-5:]
+            steps = len(tail) * t["arguments"]["checkpoint_every"]
+            parts.append(f"{system} {pre['wall_seconds'] / 60:.1f} min ({pre['pairs_per_second']:.0f} pairs/s; "
+                         f"hinge loss over the last {steps} steps {sum(tail) / len(tail):.3f})")
+    if not seen:
+        return ""
+    return (f" Seed 13's pre-training ({seen['questions_with_their_paragraph_in_bm25']:,} of the {seen['questions']:,} "
+            "questions have their paragraph in the BM25 top 100 and are trained on): " + ", ".join(parts) + ".")
+
+
 # Other recipes and checkpoint choices: folders beside WORK (seed 13) and their -s<seed> twins, made by
 # `RUN_TRIALS=1 bash scripts/bench-trec-car.sh`: (suffix, label, how, which inner-dev evaluation
 # scored the test fold).
@@ -218,8 +237,8 @@ if trials:
         if "stnet" in means and "stnet-no-trans" in means:
             gaps.append(f"{label} {means['stnet'] - means['stnet-no-trans']:+.4f}")
     p("")
-    for _, label, how, _ in trials:
-        p(f"- {label}: {how}")
+    for folder, label, how, _ in trials:
+        p(f"- {label}: {how}" + pretrain_cost(folder))
     if gaps:
         p("\nSTNet - STNet -TRANS, mean MAP over the seeds: " + "; ".join(gaps) + ".")
     p("")
