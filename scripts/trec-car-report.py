@@ -203,7 +203,8 @@ TRIALS = [
      "`--pretrain-squad`: before the folds, 8,000 steps (16 pairs each) on 30,000 SQuAD v1.1 train questions, each "
      "a query of its article's title and the question as the section heading, its own paragraph relevant and the "
      "other BM25 top-100 paragraphs of the 18,896 not (no SQuAD article is a test200 article); every fold then "
-     "trains from those weights as the committed recipe does. The same pre-training for each variant and seed.", "best"),
+     "trains from those weights as the committed recipe does. Each variant and seed pre-trains its own network "
+     "this way. -SIM was not run: STNet did not beat -TRANS.", "best"),
 ]
 trials = [(work + suffix, label, how, stat) for suffix, label, how, stat in TRIALS
           if suffix and os.path.isdir(work + suffix)]
