@@ -277,11 +277,7 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
             args.dev_fraction,
             args.seed ^ fold as u64,
         );
-        let trainable = |q: usize| {
-            !in_fold(&queries[q])
-                && candidates[q].iter().any(|c| c.relevant)
-                && candidates[q].iter().any(|c| !c.relevant)
-        };
+        let trainable = |q: usize| !in_fold(&queries[q]) && has_pair(&candidates[q]);
         let train: Vec<usize> = (0..queries.len())
             .filter(|&q| trainable(q) && !dev_articles.contains(&queries[q].page_id))
             .collect();
@@ -456,6 +452,11 @@ fn bm25_candidates(
         .collect()
 }
 
+/// Whether a query's candidates give a training pair: a relevant and a non-relevant one.
+fn has_pair(candidates: &[Candidate]) -> bool {
+    candidates.iter().any(|c| c.relevant) && candidates.iter().any(|c| !c.relevant)
+}
+
 /// Pre-trains a network of `config` on SQuAD (`--pretrain-squad`) and returns its weights:
 /// trained once into `--out/pretrain` and reused by `--resume`. Its record is
 /// `pretrain/model.json`.
@@ -490,9 +491,7 @@ fn pretrain(
         data.relevant.get(qid).is_some_and(|p| p == pid)
     });
     let train: Vec<usize> = (0..candidates.len())
-        .filter(|&q| {
-            candidates[q].iter().any(|c| c.relevant) && candidates[q].iter().any(|c| !c.relevant)
-        })
+        .filter(|&q| has_pair(&candidates[q]))
         .collect();
     let mut vs = nn::VarStore::new(Device::Cpu);
     ansel_torch::tch::manual_seed(args.seed as i64);
@@ -526,9 +525,10 @@ fn pretrain(
         "pairs_per_second": (state.step * args.batch) as f64 / state.wall_seconds.max(1e-9),
         "losses": state.losses,
     });
-    let tmp = dir.join(".model.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&record)?)?;
-    std::fs::rename(&tmp, &record_path)?;
+    ansel_model::write_atomic(
+        &record_path,
+        serde_json::to_string_pretty(&record)?.as_bytes(),
+    )?;
     Ok((weights, record))
 }
 
