@@ -216,6 +216,14 @@ pub fn cross_validate(args: &CvArgs) -> Result<()> {
     if args.schedule == Schedule::WarmupLinear && args.warmup >= args.steps {
         bail!("--warmup must be below --steps");
     }
+    if args.pretrain_squad.is_some() {
+        if args.pretrain_steps == 0 {
+            bail!("--pretrain-steps must be at least 1 with --pretrain-squad");
+        }
+        if args.schedule == Schedule::WarmupLinear && args.warmup >= args.pretrain_steps {
+            bail!("--warmup must be below --pretrain-steps");
+        }
+    }
     let files = ansel_trec_car::DataFiles::find(&args.data)?;
     let paragraphs = ansel_trec_car::load_paragraphs(&files.paragraphs)?;
     let queries = ansel_trec_car::load_queries(&files.outlines)?;
