@@ -27,8 +27,13 @@
 # annotators marked 23.6% of the comments Good for task C (v3.2's part 2: 12.7%, dev: 6.9%; each
 # run writes these counts to docs/results/semeval-cqa-labels.json), then
 # feeds only the auxiliary heads (its task B labels; `--aux-only`) and gives no tuning lists.
+# FOLDS=K trains K networks per variant and seed instead, network I early-stopped (and its rule
+# chosen) on fold I of K of the training questions (--tune-fold I/K), and scores each alone and
+# the K as one ensemble (`ansel eval --model F1+...+FK`: z-scores summed; rows with "folds").
+# Every training question is then trained on by K-1 of the networks, and no choice reads fewer
+# than the one fold's lists.
 # Env: SEEDS (default "1 2 3"), VARIANTS (default "single triplet mtl"), DROPOUT, TUNE_FRACTION,
-# PART1 (train or aux), THREADS. Models go to target/cqa-models/tune-<fraction>[-part1-aux]/<variant>-s<seed>/ (model.json records
+# FOLDS, PART1 (train or aux), THREADS. Models go to target/cqa-models/{tune-<fraction>,folds-<K>}[-part1-aux]/<variant>-s<seed>[-f<I>]/ (model.json records
 # data, arguments, seed, tune MAPs); nothing is written to models/. Resumable: a finished model is
 # not retrained.
 set -euo pipefail
@@ -50,7 +55,9 @@ train=("$data/train/SemEval2016-Task3-CQA-QL-train-part2.xml.gz"
 have_c() { python3 -c 'import json,sys; sys.exit(0 if any((r:=json.loads(l)).get("task")=="c" and r.get("model")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
 common=(--train "${train[@]}" --exclude "$dev" --stop-on map
   --extended "$data/train/SemEval2016-Task3-CQA-QL-train-part2-subtaskA.xml.gz")
+folds=${FOLDS:-}
 setting=tune-$tune
+[ -n "$folds" ] && setting=folds-$folds
 case $part1 in
   train) ;;
   aux) common+=(--aux-only "${train[1]}"); setting=$setting-part1-aux ;;
@@ -77,25 +84,62 @@ PY
   done
   exit 0
 fi
-for seed in $seeds; do
-  for variant in $variants; do
-    case $variant in
-      single) opts=(--inputs pair --tasks c) ;;
-      triplet) opts=(--inputs triplet --tasks c) ;;
-      mtl) opts=(--inputs triplet --tasks abc --c-score auto) ;;
-      triplet-shared) opts=(--inputs triplet --tasks c --share-questions) ;;
-      mtl-shared) opts=(--inputs triplet --tasks abc --c-score auto --share-questions) ;;
-      *) echo "unknown variant $variant" >&2; exit 2 ;;
-    esac
-    dir=target/cqa-models/$setting/$variant-s$seed
-    if [ ! -f "$dir/model.json" ]; then
-      nice -n 10 "$lab" cqa-train "${opts[@]}" --seed "$seed" --threads "${THREADS:-1}" --resume \
-        --tune-fraction "$tune" \
-        "${common[@]}" --input-dropout "$drop_in" --hidden-dropout "$drop_hidden" \
-        --max-epochs 60 --out "$dir" > /dev/null
-    fi
-    if [ "${variant%-shared}" = mtl ]; then
-      python3 - "$rows" "$dir" "$seed" "$tune" "$("$lab" cqa-rules --model "$dir" --data "$dev")" "cqa-$variant" <<'PY'
+# The network variant's cqa-train options.
+variant_opts() {
+  case $1 in
+    single) opts=(--inputs pair --tasks c) ;;
+    triplet) opts=(--inputs triplet --tasks c) ;;
+    mtl) opts=(--inputs triplet --tasks abc --c-score auto) ;;
+    triplet-shared) opts=(--inputs triplet --tasks c --share-questions) ;;
+    mtl-shared) opts=(--inputs triplet --tasks abc --c-score auto --share-questions) ;;
+    *) echo "unknown variant $1" >&2; exit 2 ;;
+  esac
+}
+# Trains (resumably) the network DIR with the split options that follow, unless it is done.
+train_net() {
+  local dir=$1; shift
+  [ -f "$dir/model.json" ] || nice -n 10 "$lab" cqa-train "${opts[@]}" "$@" --seed "$seed" \
+    --threads "${THREADS:-1}" --resume "${common[@]}" --input-dropout "$drop_in" \
+    --hidden-dropout "$drop_hidden" --max-epochs 60 --out "$dir" > /dev/null
+}
+# Scores dev task C with MODEL (a directory, or directories and rr joined by +) and appends the
+# row, with the training records of the directories in it and the JSON fields EXTRA.
+score_c() {
+  local model=$1 extra=$2
+  have_c "$model" && return 0
+  local start res secs
+  start=$(date +%s.%N)
+  res=$("$ansel" eval --data "$dev" --task c --model "$model" --json)
+  secs=$(python3 -c "import time,sys; print(round(time.time()-float(sys.argv[1]),1))" "$start")
+  python3 - "$res" "$secs" "cqa-$variant" "$model" "$extra" "$part1" >>"$rows" <<'PY'
+import json, os, sys
+res, secs, trained, model, extra, part1 = sys.argv[1:7]
+r = json.loads(res)
+dirs = [d for d in model.split("+") if os.path.isfile(d + "/model.json")]
+cards = [json.load(open(d + "/model.json")) for d in dirs]
+ts = [c["training"] for c in cards]
+fused = model.endswith("+rr")
+r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=None if fused else float(secs),
+         trained=trained + (" + rr" if fused else ""), seed=ts[0]["seed"],
+         tune_fraction=ts[0]["hyperparameters"]["arguments"]["tune_fraction"])
+if not fused:
+    mean = lambda xs: sum(xs) / len(xs)
+    r.update(c_score=", ".join(c["config"].get("c_score", "head") for c in cards),
+             train_seconds=sum(t["train_seconds"] for t in ts), epochs=", ".join(str(t["epochs_completed"]) for t in ts),
+             best_epoch=", ".join(str(t["best_epoch"]) for t in ts),
+             tune_map=mean([t["metrics"]["tune_official_map_c"] for t in ts]))
+    if len(ts) == 1:
+        r.update(epochs=ts[0]["epochs_completed"], best_epoch=ts[0]["best_epoch"])
+if part1 == "aux":
+    r["part1"] = "aux"
+r.update(json.loads(extra))
+print(json.dumps(r))
+PY
+}
+# MTL's dev MAP by every task C rule (analysis only; rows "c-rules").
+score_rules() {
+  local dir=$1
+  python3 - "$rows" "$dir" "$seed" "$tune" "$("$lab" cqa-rules --model "$dir" --data "$dev")" "cqa-$variant" <<'PY'
 import json, sys
 rows, model, seed, tune, out, trained = sys.argv[1:7]
 old = [json.loads(l) for l in open(rows) if l.strip()]
@@ -111,35 +155,29 @@ if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
         row["part1"] = "aux"
     open(rows, "a").write(json.dumps(row) + "\n")
 PY
+}
+for seed in $seeds; do
+  for variant in $variants; do
+    variant_opts "$variant"
+    base=target/cqa-models/$setting/$variant-s$seed
+    if [ -n "$folds" ]; then
+      # FOLDS=K: K networks, each tuned on its own fold, scored alone and as one ensemble.
+      members=()
+      for i in $(seq 1 "$folds"); do
+        train_net "$base-f$i" --tune-fold "$i/$folds"
+        score_c "$base-f$i" "{\"folds\": $folds, \"tune_fold\": \"$i/$folds\"}"
+        members+=("$base-f$i")
+      done
+      ensemble=$(IFS=+; echo "${members[*]}")
+      score_c "$ensemble" "{\"folds\": $folds, \"ensemble\": true}"
+      score_c "$ensemble+rr" "{\"folds\": $folds, \"ensemble\": true}"
+      continue
     fi
+    train_net "$base" --tune-fraction "$tune"
+    [ "${variant%-shared}" = mtl ] && score_rules "$base"
     # The network fused with the search engine's rank (`MODEL+rr`: z-scores summed), as the
     # thesis' "MTL + one feature" row adds the rank to the network's score.
-    if ! have_c "$dir+rr"; then
-      res=$("$ansel" eval --data "$dev" --task c --model "$dir+rr" --json)
-      python3 -c '
-import json, sys
-r = json.loads(sys.argv[1])
-r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=None, trained=sys.argv[2] + " + rr",
-         tune_fraction=float(sys.argv[3]), seed=int(sys.argv[4]))
-if sys.argv[5] == "aux":
-    r["part1"] = "aux"
-print(json.dumps(r))' "$res" "cqa-$variant" "$tune" "$seed" "$part1" >>"$rows"
-    fi
-    have_c "$dir" && continue
-    start=$(date +%s.%N)
-    res=$("$ansel" eval --data "$dev" --task c --model "$dir" --json)
-    secs=$(python3 -c "import time,sys; print(round(time.time()-float(sys.argv[1]),1))" "$start")
-    python3 -c '
-import json, sys
-r = json.loads(sys.argv[1])
-card = json.load(open(sys.argv[4] + "/model.json"))
-t = card["training"]
-r.update(task="c", file="dev/SemEval2016-Task3-CQA-QL-dev.xml.gz", seconds=float(sys.argv[2]), trained=sys.argv[3],
-         tune_fraction=t["hyperparameters"]["arguments"]["tune_fraction"], c_score=card["config"].get("c_score", "head"),
-         train_seconds=t["train_seconds"], epochs=t["epochs_completed"], best_epoch=t["best_epoch"],
-         tune_map=t["metrics"]["tune_official_map_c"], seed=t["seed"])
-if t["hyperparameters"]["arguments"].get("aux_only"):
-    r["part1"] = "aux"
-print(json.dumps(r))' "$res" "$secs" "cqa-$variant" "$dir" >>"$rows"
+    score_c "$base+rr" "{}"
+    score_c "$base" "{}"
   done
 done

@@ -318,3 +318,46 @@ fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
         "{err}"
     );
 }
+
+#[test]
+fn the_tune_folds_of_a_seed_hold_out_every_training_question_once() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: crate::train::TrainArgs,
+    }
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ansel-data/tests/fixtures/semeval-mini.xml"
+    );
+    let parse = |extra: &[&str]| {
+        let base = ["x", "--train", fixture, "--out", "o"];
+        <Cli as clap::Parser>::try_parse_from(base.iter().chain(extra)).map(|c| c.args)
+    };
+    let tuned = |fold: &str| {
+        let data = crate::train::read_data(&parse(&["--tune-fold", fold]).unwrap()).unwrap();
+        let ids: Vec<String> = data.tune.iter().map(|(q, _)| q.id.clone()).collect();
+        // A held-out question's comments are not trained on.
+        for (q, _) in &data.tune {
+            assert!(
+                data.train.iter().all(|t| t.q_new != q.text),
+                "{fold}: {}",
+                q.id
+            );
+        }
+        ids
+    };
+    let (first, second) = (tuned("1/2"), tuned("2/2"));
+    assert!(!first.is_empty() && !second.is_empty());
+    assert!(first.iter().all(|id| !second.contains(id)));
+    let all = crate::train::read_data(&parse(&["--tune-fraction", "0"]).unwrap()).unwrap();
+    let mut every: Vec<String> = all.train.iter().map(|t| t.q_new.clone()).collect();
+    every.dedup();
+    assert_eq!(first.len() + second.len(), every.len());
+    let err = parse(&["--tune-fold", "1/2", "--tune-fraction", "0.5"])
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("cannot be used with"), "{err}");
+    let err = parse(&["--tune-fold", "3/2"]).err().unwrap();
+    assert!(err.to_string().contains("I/K expected"), "{err}");
+}

@@ -40,6 +40,12 @@ pub struct TrainArgs {
     /// Share of each --train file's original questions held out for early stopping.
     #[arg(long, default_value_t = 0.1)]
     pub tune_fraction: f64,
+    /// Cross-validation instead of --tune-fraction: hold out fold I of K (from 1) of each
+    /// --train file's original questions, cut from the --seed's order. The K models of one seed
+    /// tune on disjoint folds and together train on every question; `ansel eval --model
+    /// F1+F2+...` scores them as one ensemble.
+    #[arg(long, value_name = "I/K", conflicts_with = "tune_fraction")]
+    pub tune_fold: Option<TuneFold>,
     #[arg(long, value_enum, default_value = "triplet")]
     pub inputs: Inputs,
     /// Tasks whose heads are trained (letters of a, b, c; c is the one scored).
@@ -88,6 +94,36 @@ pub struct TrainArgs {
     /// file's share of task C comments marked Good) as JSON, and train nothing.
     #[arg(long)]
     pub counts_only: bool,
+}
+
+/// Fold `index` (from 1) of `folds`, written `I/K`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TuneFold {
+    pub index: usize,
+    pub folds: usize,
+}
+
+impl std::str::FromStr for TuneFold {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<TuneFold, String> {
+        let bad = || format!("{s:?}: I/K expected, 1 <= I <= K and K >= 2 (e.g. 1/4)");
+        let (i, k) = s.split_once('/').ok_or_else(bad)?;
+        let (index, folds) = (
+            i.trim().parse().map_err(|_| bad())?,
+            k.trim().parse().map_err(|_| bad())?,
+        );
+        if folds < 2 || index == 0 || index > folds {
+            return Err(bad());
+        }
+        Ok(TuneFold { index, folds })
+    }
+}
+
+impl std::fmt::Display for TuneFold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.folds)
+    }
 }
 
 /// The tuning value early stopping reads.
@@ -160,8 +196,11 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
         let aux_only = args.aux_only.contains(path);
         let role = if aux_only { "aux-only" } else { "train" };
         files.push(c_label_counts(path, &file, role)?);
-        let tune_fraction = if aux_only { 0.0 } else { args.tune_fraction };
-        let (fit, held) = file.split_originals(tune_fraction, args.seed);
+        let (fit, held) = match args.tune_fold {
+            _ if aux_only => file.split_originals(0.0, args.seed),
+            Some(f) => file.split_originals_fold(f.index - 1, f.folds, args.seed),
+            None => file.split_originals(args.tune_fraction, args.seed),
+        };
         for t in held.threads() {
             tune_threads.insert(t.question.id.clone());
             excluded_related.insert(ansel_data::readers::semeval::join_subject_body(
@@ -457,10 +496,16 @@ pub fn train(args: &TrainArgs) -> Result<ModelCard> {
             .chain(&args.extended)
             .map(|p| p.display().to_string())
             .collect(),
-        dev_data: Some(format!(
-            "a seeded {} of each --train file's original questions (seed {})",
-            args.tune_fraction, args.seed
-        )),
+        dev_data: Some(match args.tune_fold {
+            Some(f) => format!(
+                "fold {f} of each --train file's original questions (seed {})",
+                args.seed
+            ),
+            None => format!(
+                "a seeded {} of each --train file's original questions (seed {})",
+                args.tune_fraction, args.seed
+            ),
+        }),
         hyperparameters: serde_json::json!({
             "arguments": args,
             "data": data.counts,
@@ -500,5 +545,15 @@ mod tests {
         assert!(err.contains("--tasks abc"), "{err}");
         let err = c_score_rules("product", all).unwrap_err().to_string();
         assert!(err.contains("head, chain, both or auto"), "{err}");
+    }
+
+    #[test]
+    fn a_tune_fold_reads_as_i_of_k() {
+        let f: TuneFold = "2/4".parse().unwrap();
+        assert_eq!((f.index, f.folds, f.to_string()), (2, 4, "2/4".to_string()));
+        for bad in ["0/4", "5/4", "1/1", "2", "a/4", "2/b", ""] {
+            let err = bad.parse::<TuneFold>().unwrap_err();
+            assert!(err.contains("I/K expected"), "{bad}: {err}");
+        }
     }
 }

@@ -321,26 +321,48 @@ impl CqaFile {
     /// `-subtaskA` file) are split the same way, one by one. The same seed always gives the same
     /// split.
     pub fn split_originals(&self, fraction: f64, seed: u64) -> (CqaFile, CqaFile) {
-        fn pick<T: Clone>(items: &[T], fraction: f64, seed: u64) -> (Vec<T>, Vec<T>) {
-            let n = items.len();
+        self.split_held(seed, |n| {
             let mut take = (fraction.clamp(0.0, 1.0) * n as f64).round() as usize;
             if take == 0 && fraction > 0.0 && n >= 2 {
                 take = 1;
             }
+            0..take
+        })
+    }
+
+    /// Splits the file by original question for cross-validation: the seeded order of
+    /// [`CqaFile::split_originals`] cut into `folds` near-equal folds; fold `fold` (from 0) goes
+    /// to the second part. The folds of one seed hold every original question exactly once.
+    pub fn split_originals_fold(&self, fold: usize, folds: usize, seed: u64) -> (CqaFile, CqaFile) {
+        let folds = folds.max(1);
+        self.split_held(seed, |n| fold * n / folds..((fold + 1) * n / folds).min(n))
+    }
+
+    /// The original questions (and loose threads) at the places `held` gives in their seeded
+    /// order go to the second part.
+    fn split_held(
+        &self,
+        seed: u64,
+        held: impl Fn(usize) -> std::ops::Range<usize>,
+    ) -> (CqaFile, CqaFile) {
+        let pick = |n: usize| {
             let mut order: Vec<usize> = (0..n).collect();
             crate::shuffle_seeded(&mut order, seed);
-            let mut held = vec![false; n];
-            for &i in &order[..take] {
-                held[i] = true;
+            let mut out = vec![false; n];
+            for &i in order.get(held(n)).unwrap_or_default() {
+                out[i] = true;
             }
+            out
+        };
+        fn part<T: Clone>(items: &[T], held: &[bool]) -> (Vec<T>, Vec<T>) {
             let (mut kept, mut out) = (Vec::new(), Vec::new());
-            for (i, item) in items.iter().enumerate() {
-                if held[i] { &mut out } else { &mut kept }.push(item.clone());
+            for (item, &h) in items.iter().zip(held) {
+                if h { &mut out } else { &mut kept }.push(item.clone());
             }
             (kept, out)
         }
-        let (originals, held_originals) = pick(&self.originals, fraction, seed);
-        let (loose, held_loose) = pick(&self.loose_threads, fraction, seed);
+        let (originals, held_originals) = part(&self.originals, &pick(self.originals.len()));
+        let (loose, held_loose) = part(&self.loose_threads, &pick(self.loose_threads.len()));
         (
             CqaFile {
                 originals,
@@ -1138,6 +1160,19 @@ mod tests {
         assert_ne!(ids(&f.split_originals(0.25, 8).1), ids(&tune));
         let (_, none) = f.split_originals(0.0, 7);
         assert!(none.originals.is_empty());
+        // Four folds of one seed: near-equal, disjoint, together every original question; the
+        // first is the 0.25 split's held part.
+        let folds: Vec<Vec<String>> = (0..4)
+            .map(|k| ids(&f.split_originals_fold(k, 4, 7).1))
+            .collect();
+        assert_eq!(folds.iter().map(Vec::len).collect::<Vec<_>>(), [5, 5, 5, 5]);
+        assert_eq!(folds[0], ids(&tune));
+        let mut joined = folds.concat();
+        joined.sort();
+        assert_eq!(joined, expected);
+        let (kept, held) = f.split_originals_fold(2, 4, 7);
+        assert_eq!(kept.originals.len() + held.originals.len(), 20);
+        assert_eq!(ids(&f.split_originals_fold(2, 3, 7).1).len(), 7);
     }
 
     #[test]
