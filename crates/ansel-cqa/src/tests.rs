@@ -260,29 +260,28 @@ fn a_model_scores_by_the_rule_its_card_names() {
     assert_eq!(read.c_score, CScore::Head);
 }
 
-#[test]
-fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
+const MINI: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../ansel-data/tests/fixtures/semeval-mini.xml"
+);
+
+/// `cqa-train --train MINI --out o` and `extra`, parsed.
+fn train_args(extra: &[&str]) -> std::result::Result<crate::train::TrainArgs, clap::Error> {
     #[derive(clap::Parser)]
     struct Cli {
         #[command(flatten)]
         args: crate::train::TrainArgs,
     }
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../ansel-data/tests/fixtures/semeval-mini.xml"
-    );
+    let base = ["x", "--train", MINI, "--out", "o"];
+    <Cli as clap::Parser>::try_parse_from(base.iter().chain(extra)).map(|c| c.args)
+}
+
+#[test]
+fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
+    let fixture = MINI;
     let read = |extra: &[&str]| {
-        let base = [
-            "x",
-            "--train",
-            fixture,
-            "--out",
-            "o",
-            "--tune-fraction",
-            "0.5",
-        ];
-        let cli = <Cli as clap::Parser>::parse_from(base.iter().chain(extra));
-        crate::train::read_data(&cli.args)
+        let args = train_args(&[&["--tune-fraction", "0.5"], extra].concat()).unwrap();
+        crate::train::read_data(&args)
     };
     let plain = read(&[]).unwrap();
     assert!(!plain.tune.is_empty());
@@ -321,19 +320,7 @@ fn an_aux_only_file_trains_the_auxiliary_heads_and_is_never_tuned_on() {
 
 #[test]
 fn the_tune_folds_of_a_seed_hold_out_every_training_question_once() {
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: crate::train::TrainArgs,
-    }
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../ansel-data/tests/fixtures/semeval-mini.xml"
-    );
-    let parse = |extra: &[&str]| {
-        let base = ["x", "--train", fixture, "--out", "o"];
-        <Cli as clap::Parser>::try_parse_from(base.iter().chain(extra)).map(|c| c.args)
-    };
+    let parse = train_args;
     let tuned = |fold: &str| {
         let data = crate::train::read_data(&parse(&["--tune-fold", fold]).unwrap()).unwrap();
         let ids: Vec<String> = data.tune.iter().map(|(q, _)| q.id.clone()).collect();
