@@ -127,12 +127,12 @@ def rules_table(all_rules):
     return out
 
 
-def network_rules(network, rules):
+def network_rules(network, rules, scored="each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose"):
     rules = sorted(rules, key=lambda r: r["seed"])
     if not rules:
         return []
     names = [x["c_score"] for x in rules[0]["rules"]]
-    out = ["", f"{network}: task C rules, each seed's network scored every way (`ansel-lab cqa-rules`); tune MAP chose",
+    out = ["", f"{network}: task C rules, {scored}",
            "the rule, the dev columns are shown for analysis only and chose nothing:", "",
            "| seed | chosen | " + " | ".join(f"tune MAP {n}" for n in names) + " | " + " | ".join(f"dev MAP {n}" for n in names) + " |",
            "|---|---|" + "---|" * (2 * len(names))]
@@ -184,7 +184,7 @@ def aux_section(aux):
            "only (`--aux-only`: its task B labels; the single network does not see it), and the tune split is part 2's",
            "alone (0.25 of its questions, 17 lists). All else as above.", ""] + chapter8_table(aux)
     out += fused_table(aux)
-    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and r.get("part1") == "aux"])
+    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and r.get("part1") == "aux" and not r.get("folds")])
     means = network_means(aux)
     if mtl_gaps(means):
         ir = IR_C
@@ -221,6 +221,13 @@ def folds_section(rows):
             out.append(f"| {name} | {seed} | {100 * m:.2f} ± {100 * sd:.2f} ({', '.join(pct(r['semeval']['MAP']) for r in members)}) | "
                        f"{e['c_score']} | {pct(e['semeval']['MAP'])} | {pct(e['semeval']['MRR'])} | {pct(e['MAP'])} | "
                        f"{pct(fused[0]['semeval']['MAP']) if fused else '-'} | {pct(e['tune_map'])} | {e['train_seconds'] / 60:.1f} |")
+    part1 = rows[0].get("part1")
+    for key in ("cqa-mtl", "cqa-mtl-shared"):
+        out += network_rules(f"{CHAPTER8[key][0]}, {k}-fold ensemble", [
+            r for r in all_rows if r["task"] == "c-rules" and r.get("ensemble") and r.get("folds") == k
+            and r.get("part1") == part1 and r["trained"] == key],
+            "each seed's ensemble scored every way, its members all by one rule (`ansel-lab cqa-rules --model F1 ... "
+            f"F{k}`); a rule's tune MAP is the members' mean, each on its own fold (every training list once); it would choose")
     means = {key: sum(v) / len(v) for key, v in ensembles.items()}
     ir = IR_C
     if ir and "cqa-single" in means:
@@ -229,6 +236,15 @@ def folds_section(rows):
         above = [CHAPTER8[key][0] for key, m in means.items() if m > ir[0]]
         out += ["", f"Reading (ensembles, mean over seeds): {gaps} official MAP (the target: +3); above the search engine's "
                 f"order (rr, {pct(ir[0])}): " + (", ".join(above) if above else "none") + "."]
+        for key in ("cqa-mtl", "cqa-mtl-shared"):
+            pooled = [r for r in all_rows if r["task"] == "c-rules" and r.get("ensemble") and r.get("folds") == k
+                      and r.get("part1") == part1 and r["trained"] == key]
+            if pooled:
+                dev = [next(x["map"] for x in r["rules"] if x["c_score"] == r["chosen"]) for r in pooled]
+                m = sum(dev) / len(dev)
+                out[-1] += (f" Scored by the one rule its members' mean tune MAP prefers, the {CHAPTER8[key][0]} ensemble has "
+                            f"{100 * m:.2f} ({', '.join(r['chosen'] for r in sorted(pooled, key=lambda r: r['seed']))}), "
+                            f"{100 * (m - means['cqa-single']):+.2f} against the single network's ensemble.")
     return out
 
 
@@ -268,7 +284,8 @@ def chapter8_section(rows):
         out += ["", f"The first runs, early-stopped on a {fraction:g} tune split (15 lists), made before `--c-score` existed, so",
                 "MTL is scored by its C head (`scripts/train-cqa-mtl.sh` as of commit 17bd5eb reproduces them):", ""] + chapter8_table([r for r in rows if tune_fraction(r) == fraction])
     out += fused_table(now)
-    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current and not r.get("part1")])
+    out += rules_table([r for r in all_rows if r["task"] == "c-rules" and tune_fraction(r) == current and not r.get("part1")
+                        and not r.get("folds")])
     rows = now
     probes = [r for r in all_rows if r["task"] == "c-probe"]
     if probes:

@@ -136,22 +136,27 @@ r.update(json.loads(extra))
 print(json.dumps(r))
 PY
 }
-# MTL's dev MAP by every task C rule (analysis only; rows "c-rules").
+# MTL's dev MAP by every task C rule (analysis only; rows "c-rules"), for one network or the
+# ensemble of the directories given. An ensemble's tune MAP of a rule is its members' mean (each
+# member's own fold: together every training list once), and "chosen" is the rule it prefers.
 score_rules() {
-  local dir=$1
-  python3 - "$rows" "$dir" "$seed" "$tune" "$("$lab" cqa-rules --model "$dir" --data "$dev")" "cqa-$variant" <<'PY'
+  python3 - "$rows" "$seed" "$tune" "$("$lab" cqa-rules --model "$@" --data "$dev")" "cqa-$variant" "$part1" "$@" <<'PY'
 import json, sys
-rows, model, seed, tune, out, trained = sys.argv[1:7]
+rows, seed, tune, out, trained, part1, *dirs = sys.argv[1:]
+model = "+".join(dirs)
 old = [json.loads(l) for l in open(rows) if l.strip()]
 if not any(r.get("task") == "c-rules" and r.get("model") == model for r in old):
-    card = json.load(open(model + "/model.json"))
-    metrics = card["training"]["metrics"]
+    cards = [json.load(open(d + "/model.json")) for d in dirs]
     rules = [json.loads(l) for l in out.splitlines()]
     for r in rules:
-        r["tune_map"] = metrics["tune_official_map_c_" + r["c_score"]]
+        r["tune_map"] = sum(c["training"]["metrics"]["tune_official_map_c_" + r["c_score"]] for c in cards) / len(cards)
+    chosen = cards[0]["config"]["c_score"] if len(cards) == 1 else \
+        max(rules, key=lambda r: (r["tune_map"], -rules.index(r)))["c_score"]
     row = {"task": "c-rules", "model": model, "trained": trained, "seed": int(seed), "tune_fraction": float(tune),
-           "chosen": card["config"]["c_score"], "rules": rules}
-    if "part1-aux" in model:
+           "chosen": chosen, "rules": rules}
+    if len(cards) > 1:
+        row.update(folds=len(cards), ensemble=True)
+    if part1 == "aux":
         row["part1"] = "aux"
     open(rows, "a").write(json.dumps(row) + "\n")
 PY
@@ -171,6 +176,7 @@ for seed in $seeds; do
       ensemble=$(IFS=+; echo "${members[*]}")
       score_c "$ensemble" "{\"folds\": $folds, \"ensemble\": true}"
       score_c "$ensemble+rr" "{\"folds\": $folds, \"ensemble\": true}"
+      [ "${variant%-shared}" = mtl ] && score_rules "${members[@]}"
       continue
     fi
     train_net "$base" --tune-fraction "$tune"

@@ -123,25 +123,50 @@ pub(crate) fn official_scores(
     ansel_eval::semeval_scores(questions, &scores)
 }
 
-/// SemEval's official task C scores of a saved model on a full SemEval file, by each rule its
-/// heads allow (the rule the model was saved with is one of them).
+/// SemEval's official task C scores of saved models on a full SemEval file, by each rule all
+/// their heads allow (the rule each was saved with is one of them). Several models are scored
+/// as one ensemble, as `ansel eval --model A+B` fuses them: each member's scores standardised
+/// per question, then summed.
 pub fn rule_scores(
-    model: &Path,
+    models: &[std::path::PathBuf],
     data: &Path,
 ) -> anyhow::Result<Vec<(CScore, ansel_eval::SemEvalScores)>> {
-    let card = ModelCard::read(model)?;
-    let ranker = CqaRanker::load(model, &card)?;
+    if models.is_empty() {
+        anyhow::bail!("no model to score");
+    }
     let file = data::read_file(data)?;
     let lists = data::labelled_lists(data, &file, &Default::default())?;
     let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
-    let loaded = ranker
-        .loaded
-        .lock()
-        .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))?;
-    let logits: Vec<Tensor> = lists.iter().map(|(_, t)| loaded.logits(t)).collect();
-    Ok(CScore::available(loaded.net.config.heads)
+    let mut rules = CScore::available([true, true, true]);
+    // Each member's heads' logits, list by list.
+    let mut members: Vec<Vec<Tensor>> = Vec::new();
+    for model in models {
+        let card = ModelCard::read(model)?;
+        let loaded = CqaRanker::load(model, &card)?
+            .loaded
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))?;
+        let available = CScore::available(loaded.net.config.heads);
+        rules.retain(|r| available.contains(r));
+        members.push(lists.iter().map(|(_, t)| loaded.logits(t)).collect());
+    }
+    Ok(rules
         .into_iter()
-        .map(|rule| (rule, official_scores(&questions, &logits, rule)))
+        .map(|rule| {
+            let scores: Vec<Vec<f32>> = (0..lists.len())
+                .map(|i| {
+                    let mut total = vec![0f32; lists[i].1.len()];
+                    for logits in &members {
+                        let each = ansel_model::standardised(&rule.scores(&logits[i]));
+                        for (t, s) in total.iter_mut().zip(each) {
+                            *t += s;
+                        }
+                    }
+                    total
+                })
+                .collect();
+            (rule, ansel_eval::semeval_scores(&questions, &scores))
+        })
         .collect())
 }
 

@@ -55,9 +55,10 @@ enum Command {
 
 #[derive(clap::Args)]
 struct CqaRulesArgs {
-    /// A model directory written by `ansel-lab cqa-train`.
-    #[arg(long)]
-    model: std::path::PathBuf,
+    /// Model directories written by `ansel-lab cqa-train`; several are scored as one ensemble
+    /// (each member's scores standardised per question and summed, as `ansel eval --model A+B`).
+    #[arg(long, required = true, num_args = 1..)]
+    model: Vec<std::path::PathBuf>,
     /// A full SemEval-2016 Task 3 file (`.xml` or `.xml.gz`) with task C labels.
     #[arg(long)]
     data: std::path::PathBuf,

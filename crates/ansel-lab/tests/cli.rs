@@ -154,6 +154,26 @@ fn cqa_train_writes_a_model_the_product_loads() {
     assert!(lines
         .iter()
         .all(|l| (0.0..=1.0).contains(&l["map"].as_f64().unwrap())));
+    // The same network twice, as an ensemble, ranks as the network alone.
+    let twice = lab(&[
+        "cqa-rules",
+        "--model",
+        out.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--data",
+        fixture_arg,
+    ]);
+    assert!(twice.status.success());
+    let twice: Vec<serde_json::Value> = String::from_utf8_lossy(&twice.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(twice.len(), 3);
+    for (one, two) in lines.iter().zip(&twice) {
+        assert_eq!(one["c_score"], two["c_score"]);
+        let (a, b) = (one["map"].as_f64().unwrap(), two["map"].as_f64().unwrap());
+        assert!((a - b).abs() < 1e-9, "{a} {b}");
+    }
     assert!(
         card["training"]["hyperparameters"]["data"]["train_triples"]
             .as_u64()

@@ -25,8 +25,9 @@ impl Fusion {
     }
 }
 
-/// `scores` standardised; all zeros when they do not vary. NaN stays NaN.
-fn standardised(scores: &[f32]) -> Vec<f32> {
+/// `scores` standardised (zero mean, unit variance over the finite ones); all zeros when they
+/// do not vary. NaN stays NaN.
+pub fn standardised(scores: &[f32]) -> Vec<f32> {
     let finite: Vec<f64> = scores
         .iter()
         .filter(|s| s.is_finite())
