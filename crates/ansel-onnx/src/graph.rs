@@ -9,9 +9,10 @@
 //! (int64 `[batch, len]`, 1 = real token); output `logits` (float `[batch]`).
 //!
 //! With [`Precision::Int8`], every dense layer of the encoder and the pooler becomes one
-//! `com.microsoft.DynamicQuantizeMatMul`: int8 weights, symmetric per output channel
-//! (`scale = max|w| / 127`, zero point 0), and activations quantized to uint8 (asymmetric, per
-//! tensor) by ONNX Runtime at run time; the word embeddings are int8 too, one scale per row.
+//! `com.microsoft.DynamicQuantizeMatMul`: int8 weights in 7 bits, symmetric per output channel
+//! (`scale = max|w| / 63`, zero point 0), and activations quantized to uint8 (asymmetric, per
+//! tensor) by ONNX Runtime at run time; the word embeddings are int8 too, one scale per row
+//! (`max|row| / 127`: they are looked up, not multiplied).
 //! Position embeddings, LayerNorms, attention products and the one-logit head stay float. Float weights are stored as float16 where that is exact (the
 //! committed models are fp16) and cast back to float32 in the graph (ONNX Runtime folds the
 //! casts once, at load).
@@ -177,7 +178,7 @@ impl Builder {
                 self.node("Add", &[&y, &bias], vec![])
             }
             Precision::Int8 => {
-                let (q, scales) = quantize_per_row(wv, out_f, in_f);
+                let (q, scales) = quantize_per_row(wv, out_f, in_f, DENSE_WEIGHT_LEVEL);
                 // DynamicQuantizeMatMul takes B as [in, out] with one scale per column.
                 let mut t = vec![0u8; q.len()];
                 for o in 0..out_f {
@@ -216,7 +217,8 @@ impl Builder {
     /// weights; stored this way they take a quarter of float32's bytes).
     fn int8_lookup(&mut self, name: &str, w: &Weights, ids: &str) -> String {
         let (dims, values) = &w[name];
-        let (q, scales) = quantize_per_row(values, dims[0] as usize, dims[1] as usize);
+        let (q, scales) =
+            quantize_per_row(values, dims[0] as usize, dims[1] as usize, EMBEDDING_LEVEL);
         let table = self.raw(
             &format!("{name}.int8"),
             dims,
@@ -287,19 +289,34 @@ impl Builder {
     }
 }
 
-/// Symmetric int8 quantization of each row of a `[rows, cols]` matrix: values in [-127, 127]
-/// and one scale per row (`max|row| / 127`; 1 for an all-zero row).
-pub fn quantize_per_row(values: &[f32], rows: usize, cols: usize) -> (Vec<i8>, Vec<f32>) {
+/// The largest magnitude of a dense layer's int8 weights. On x86 CPUs without VNNI, ONNX
+/// Runtime multiplies uint8 activations by int8 weights with VPMADDUBSW, whose sum of two
+/// products saturates at 32767 for 8-bit weights (2 x 255 x 127); with 7 bits it cannot
+/// (2 x 255 x 63). Full-range weights scored WikiQA test at MAP 0.41 instead of 0.86 with the
+/// MPNet graph on an AVX2-only EPYC (ONNX Runtime's docs advise `reduce_range` there too).
+pub const DENSE_WEIGHT_LEVEL: i8 = 63;
+/// The largest magnitude of the word embeddings' int8 values (looked up, never multiplied).
+pub const EMBEDDING_LEVEL: i8 = 127;
+
+/// Symmetric int8 quantization of each row of a `[rows, cols]` matrix: values in
+/// [-level, level] and one scale per row (`max|row| / level`; 1 for an all-zero row).
+pub fn quantize_per_row(
+    values: &[f32],
+    rows: usize,
+    cols: usize,
+    level: i8,
+) -> (Vec<i8>, Vec<f32>) {
+    let level = f32::from(level);
     let mut q = vec![0i8; rows * cols];
     let mut scales = vec![1f32; rows];
     for r in 0..rows {
         let row = &values[r * cols..(r + 1) * cols];
         let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
         if max > 0.0 {
-            scales[r] = max / 127.0;
+            scales[r] = max / level;
         }
         for (c, v) in row.iter().enumerate() {
-            q[r * cols + c] = (v / scales[r]).round().clamp(-127.0, 127.0) as i8;
+            q[r * cols + c] = (v / scales[r]).round().clamp(-level, level) as i8;
         }
     }
     (q, scales)
@@ -532,8 +549,11 @@ mod tests {
     #[test]
     fn per_row_quantization_is_within_half_a_step() {
         let values = [0.5f32, -1.0, 0.25, 0.0, 0.0, 0.0, 3.0, 2.9, -0.01];
-        let (q, scales) = quantize_per_row(&values, 3, 3);
+        let (q, scales) = quantize_per_row(&values, 3, 3, EMBEDDING_LEVEL);
         assert_eq!(q[1], -127, "the largest magnitude maps to 127");
+        let (q7, _) = quantize_per_row(&values, 3, 3, DENSE_WEIGHT_LEVEL);
+        assert_eq!(q7[1], -63, "dense weights stay in 7 bits");
+        assert!(q7.iter().all(|v| v.unsigned_abs() <= 63));
         assert_eq!(&q[3..6], &[0, 0, 0]);
         assert_eq!(scales[1], 1.0, "an all-zero row keeps scale 1");
         for r in 0..3 {

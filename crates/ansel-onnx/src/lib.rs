@@ -64,8 +64,8 @@ impl Precision {
         match self {
             Precision::Fp32 => "float32 weights and arithmetic (float16 storage where exact)",
             Precision::Int8 => {
-                "dynamic quantization: encoder and pooler dense weights int8, symmetric per output \
-                 channel (scale = max|w|/127); activations uint8, asymmetric per tensor, quantized \
+                "dynamic quantization: encoder and pooler dense weights int8 in 7 bits, symmetric \
+                 per output channel (scale = max|w|/63); activations uint8, asymmetric per tensor, quantized \
                  at run time (com.microsoft.DynamicQuantizeMatMul); word embeddings int8, symmetric \
                  per row; position embeddings, LayerNorm, attention products and the one-logit \
                  head in float32"
