@@ -157,10 +157,7 @@ pub fn rule_scores(
                 .map(|i| {
                     let mut total = vec![0f32; lists[i].1.len()];
                     for logits in &members {
-                        let each = ansel_model::standardised(&rule.scores(&logits[i]));
-                        for (t, s) in total.iter_mut().zip(each) {
-                            *t += s;
-                        }
+                        ansel_model::add_standardised(&mut total, &rule.scores(&logits[i]));
                     }
                     total
                 })

@@ -25,9 +25,17 @@ impl Fusion {
     }
 }
 
+/// Adds one member's `scores` of a question, standardised, to the question's running `total`
+/// (the fusion's sum; the two have the same length).
+pub fn add_standardised(total: &mut [f32], scores: &[f32]) {
+    for (t, s) in total.iter_mut().zip(standardised(scores)) {
+        *t += s;
+    }
+}
+
 /// `scores` standardised (zero mean, unit variance over the finite ones); all zeros when they
 /// do not vary. NaN stays NaN.
-pub fn standardised(scores: &[f32]) -> Vec<f32> {
+fn standardised(scores: &[f32]) -> Vec<f32> {
     let finite: Vec<f64> = scores
         .iter()
         .filter(|s| s.is_finite())
@@ -74,9 +82,7 @@ impl Ranker for Fusion {
                         total.len()
                     )));
                 }
-                for (t, s) in total.iter_mut().zip(standardised(&scores)) {
-                    *t += s;
-                }
+                add_standardised(total, &scores);
             }
         }
         Ok(fused)

@@ -23,7 +23,7 @@ pub use ansel_data::json;
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
-pub use fusion::{standardised, Fusion};
+pub use fusion::{add_standardised, Fusion};
 
 use ansel_data::Question;
 use std::path::PathBuf;
