@@ -51,6 +51,13 @@ enum Command {
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
     DenseBench(dense_bench::DenseBenchArgs),
+    /// Rescale an int8 ONNX model's dense weights to 7 bits in place (models converted before ansel
+    /// quantized in 7 bits, which saturate on x86 CPUs without VNNI; the float source is not needed).
+    OnnxRequantize {
+        /// Model directories written by `ansel quantize --precision int8`.
+        #[arg(long, required = true, num_args = 1..)]
+        model: Vec<std::path::PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -78,6 +85,18 @@ fn main() -> ExitCode {
         Command::TrecCar(args) => trec_car::run(args),
         Command::QuestionPairs(args) => question_pairs::run(args),
         Command::Tk(args) => tree_kernel::run(*args),
+        Command::OnnxRequantize { model } => model.iter().try_for_each(|dir| {
+            let done = ansel_onnx::requantize_dir(dir)
+                .with_context(|| format!("cannot requantize {}", dir.display()))?;
+            println!(
+                "{}: {} of the output columns of {} dense tensors rescaled (largest weight was {})",
+                dir.display(),
+                done.columns,
+                done.tensors,
+                done.level_before
+            );
+            Ok(())
+        }),
         Command::CqaTrain(args) if args.counts_only => {
             ansel_cqa::train::read_data(&args).map(|data| {
                 println!(

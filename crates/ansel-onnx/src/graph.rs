@@ -22,6 +22,7 @@ use crate::proto::{
     OperatorSetIdProto, StringStringEntryProto, TensorProto, TensorShapeProto, TensorTypeProto,
     TypeProto, ValueInfoProto,
 };
+use crate::requantize::DENSE_WEIGHT_LEVEL;
 use crate::Precision;
 use ansel_bert::BertConfig;
 use std::collections::BTreeMap;
@@ -289,12 +290,6 @@ impl Builder {
     }
 }
 
-/// The largest magnitude of a dense layer's int8 weights. On x86 CPUs without VNNI, ONNX
-/// Runtime multiplies uint8 activations by int8 weights with VPMADDUBSW, whose sum of two
-/// products saturates at 32767 for 8-bit weights (2 x 255 x 127); with 7 bits it cannot
-/// (2 x 255 x 63). Full-range weights scored WikiQA test at MAP 0.41 instead of 0.86 with the
-/// MPNet graph on an AVX2-only EPYC (ONNX Runtime's docs advise `reduce_range` there too).
-pub const DENSE_WEIGHT_LEVEL: i8 = 63;
 /// The largest magnitude of the word embeddings' int8 values (looked up, never multiplied).
 pub const EMBEDDING_LEVEL: i8 = 127;
 

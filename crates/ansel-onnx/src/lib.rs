@@ -15,6 +15,7 @@
 #[cfg(feature = "export")]
 pub mod graph;
 pub mod proto;
+pub mod requantize;
 
 #[cfg(feature = "export")]
 pub use graph::Weights;
@@ -88,6 +89,9 @@ pub struct OnnxSettings {
     /// The source card's name.
     pub source_name: String,
     pub opset: i64,
+    /// How the weights were changed after conversion, when they were ([`requantize_dir`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requantized: Option<String>,
 }
 
 /// Every parameter of `model` as float32 values by Hugging Face name.
@@ -180,6 +184,7 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
         source: src.display().to_string(),
         source_name: card.name.clone(),
         opset: graph::OPSET,
+        requantized: None,
     };
     let mut new_card = ModelCard::new(
         KIND,
@@ -205,6 +210,42 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
         new_card.write(dir)
     })?;
     Ok(new_card)
+}
+
+/// Rewrites the int8 model directory `dir` in place so that no dense weight exceeds
+/// [`requantize::DENSE_WEIGHT_LEVEL`] (graphs converted before that limit, whose float source is
+/// gone); the card records it. Returns what changed; a 7-bit graph is left untouched.
+pub fn requantize_dir(dir: &Path) -> Result<requantize::Requantized> {
+    let card = ModelCard::read(dir)?;
+    let mut settings: OnnxSettings = card_settings(dir, &card)?;
+    let path = dir.join(ONNX_FILE);
+    let format_error = |message: String| ModelError::Format {
+        path: path.clone(),
+        message,
+    };
+    if card.kind != KIND || settings.precision != Precision::Int8 {
+        return Err(format_error(format!(
+            "{}: only int8 {KIND:?} models are requantized",
+            card.name
+        )));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| ModelError::io(&path, e))?;
+    let (rewritten, summary) = requantize::requantize_dense(&bytes).map_err(format_error)?;
+    if summary.columns == 0 {
+        return Ok(summary);
+    }
+    ansel_model::write_atomic(&path, &rewritten)?;
+    settings.scheme = Precision::Int8.scheme().to_string();
+    settings.requantized = Some(format!(
+        "dense weights of {} tensors converted in 8 bits (scale = max|w|/127) rescaled to 7 bits \
+         from their int8 values ({} output columns), the float weights being gone",
+        summary.tensors, summary.columns
+    ));
+    let mut card = card;
+    card.config =
+        serde_json::to_value(&settings).map_err(|e| ModelError::Backend(e.to_string()))?;
+    card.write(dir)?;
+    Ok(summary)
 }
 
 /// Where `libonnxruntime.so` is looked for, in order: `$ORT_DYLIB_PATH`, then
