@@ -132,6 +132,13 @@ pub fn read_file(path: &Path) -> Result<CqaFile, DataError> {
     ansel_data::readers::semeval::parse_file(path, &bytes)
 }
 
+/// The texts (subject and body, as task lists hold them) of a file's original questions.
+pub fn original_texts(file: &CqaFile) -> impl Iterator<Item = String> + '_ {
+    file.originals
+        .iter()
+        .map(|org| ansel_data::readers::semeval::join_subject_body(&org.subject, &org.body))
+}
+
 /// Task C lists of a file with every comment's A and B labels attached, one list per original
 /// question, dropping the original questions whose text is in `exclude`.
 pub fn labelled_lists(

@@ -123,6 +123,16 @@ pub(crate) fn official_scores(
     ansel_eval::semeval_scores(questions, &scores)
 }
 
+/// Which lists of a SemEval file [`rule_scores`] scores.
+#[derive(Debug, Clone, Default)]
+pub struct RuleLists {
+    /// Only this fold of the file's original questions in this seed's order: the lists
+    /// `ansel-lab cqa-train --tune-fold I/K --seed S` tuned on when trained on the file.
+    pub held: Option<(train::TuneFold, u64)>,
+    /// Leave out the original questions of these files (as `cqa-train --exclude` does).
+    pub exclude: Vec<std::path::PathBuf>,
+}
+
 /// SemEval's official task C scores of saved models on a full SemEval file, by each rule all
 /// their heads allow (the rule each was saved with is one of them). Several models are scored
 /// as one ensemble, as `ansel eval --model A+B` fuses them: each member's scores standardised
@@ -130,12 +140,25 @@ pub(crate) fn official_scores(
 pub fn rule_scores(
     models: &[std::path::PathBuf],
     data: &Path,
+    which: &RuleLists,
 ) -> anyhow::Result<Vec<(CScore, ansel_eval::SemEvalScores)>> {
     if models.is_empty() {
         anyhow::bail!("no model to score");
     }
-    let file = data::read_file(data)?;
-    let lists = data::labelled_lists(data, &file, &Default::default())?;
+    let mut file = data::read_file(data)?;
+    if let Some((fold, seed)) = which.held {
+        file = file
+            .split_originals_fold(fold.index - 1, fold.folds, seed)
+            .1;
+    }
+    let mut exclude = std::collections::HashSet::new();
+    for path in &which.exclude {
+        exclude.extend(data::original_texts(&data::read_file(path)?));
+    }
+    let lists = data::labelled_lists(data, &file, &exclude)?;
+    if lists.is_empty() {
+        anyhow::bail!("{}: no task C list to score", data.display());
+    }
     let questions: Vec<Question> = lists.iter().map(|(q, _)| q.clone()).collect();
     let mut rules = CScore::available([true, true, true]);
     // Each member's heads' logits, list by list.

@@ -168,12 +168,7 @@ pub fn read_data(args: &TrainArgs) -> anyhow::Result<Data> {
     for path in &args.exclude {
         let file = data::read_file(path)?;
         files.push(c_label_counts(path, &file, "exclude")?);
-        for org in &file.originals {
-            excluded_questions.insert(ansel_data::readers::semeval::join_subject_body(
-                &org.subject,
-                &org.body,
-            ));
-        }
+        excluded_questions.extend(data::original_texts(&file));
         for t in file.threads() {
             excluded_related.insert(ansel_data::readers::semeval::join_subject_body(
                 &t.question.subject,

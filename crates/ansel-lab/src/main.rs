@@ -69,6 +69,16 @@ struct CqaRulesArgs {
     /// A full SemEval-2016 Task 3 file (`.xml` or `.xml.gz`) with task C labels.
     #[arg(long)]
     data: std::path::PathBuf,
+    /// Score only fold I of K of the file's original questions, in `--seed`'s order: the lists
+    /// `cqa-train --tune-fold I/K --seed S` tuned on when it trained on this file.
+    #[arg(long, requires = "seed")]
+    held: Option<ansel_cqa::train::TuneFold>,
+    /// The seed of `--held`'s order.
+    #[arg(long, requires = "held")]
+    seed: Option<u64>,
+    /// Leave out the original questions of these SemEval files (as `cqa-train --exclude`).
+    #[arg(long, num_args = 1..)]
+    exclude: Vec<std::path::PathBuf>,
 }
 
 /// The questions of a data file in any format `ansel eval` reads.
@@ -112,7 +122,11 @@ fn main() -> ExitCode {
             )
         }),
         Command::CqaRules(args) => {
-            ansel_cqa::rule_scores(&args.model, &args.data).map(|rules| {
+            let which = ansel_cqa::RuleLists {
+                held: args.held.zip(args.seed),
+                exclude: args.exclude,
+            };
+            ansel_cqa::rule_scores(&args.model, &args.data, &which).map(|rules| {
                 for (rule, s) in rules {
                     let json = serde_json::json!({"c_score": rule, "map": s.map, "mrr": s.mrr, "avg_rec": s.avg_rec, "questions": s.questions});
                     println!("{json}");

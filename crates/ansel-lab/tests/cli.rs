@@ -174,6 +174,48 @@ fn cqa_train_writes_a_model_the_product_loads() {
         let (a, b) = (one["map"].as_f64().unwrap(), two["map"].as_f64().unwrap());
         assert!((a - b).abs() < 1e-9, "{a} {b}");
     }
+    // The two halves of one seed's order score every list once between them.
+    let questions = |extra: &[&str]| {
+        let mut args = vec![
+            "cqa-rules",
+            "--model",
+            out.to_str().unwrap(),
+            "--data",
+            fixture_arg,
+        ];
+        args.extend_from_slice(extra);
+        let run = lab(&args);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let first = String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .next()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+        first.unwrap()["questions"].as_u64().unwrap()
+    };
+    let all = lines[0]["questions"].as_u64().unwrap();
+    let (one, two) = (
+        questions(&["--held", "1/2", "--seed", "3"]),
+        questions(&["--held", "2/2", "--seed", "3"]),
+    );
+    assert!(
+        one > 0 && two > 0 && one + two == all,
+        "{one} + {two} != {all}"
+    );
+    let none = lab(&[
+        "cqa-rules",
+        "--model",
+        out.to_str().unwrap(),
+        "--data",
+        fixture_arg,
+        "--exclude",
+        fixture_arg,
+    ]);
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no task C list"));
     assert!(
         card["training"]["hyperparameters"]["data"]["train_triples"]
             .as_u64()
