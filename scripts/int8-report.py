@@ -49,6 +49,21 @@ def compare(ref, other):
     }
 
 
+def cpu_line():
+    """The CPU model and whether it has VNNI, which decides how ONNX Runtime multiplies int8."""
+    model, flags = "unknown", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+                break
+    vnni = "with" if flags & {"avx512_vnni", "avx_vnni"} else "without"
+    return f"{model}, {vnni} VNNI"
+
+
 rows, lines = [], []
 lines += [
     "# int8 cross-encoder through ONNX Runtime: ranking quality",
@@ -56,8 +71,10 @@ lines += [
     "Produced by `bash scripts/bench-int8.sh` (this file by `scripts/int8-report.py`). Each committed",
     "cross-encoder is converted by `ansel quantize` (no Python) into an ONNX graph scored by ONNX",
     "Runtime 1.31.1 through `ort`: `fp32` (the same float32 arithmetic, a reference within ONNX Runtime)",
-    "and `int8` (dynamic quantization: dense weights int8 per output channel, activations quantized",
-    "at run time). `tch` is the source model as ansel scores it with libtorch. Metrics from `ansel eval`",
+    "and `int8` (dynamic quantization: dense weights int8 in 7 bits per output channel, activations",
+    "quantized at run time; 7 bits because ONNX Runtime's uint8 x int8 kernel on x86 CPUs without VNNI",
+    "saturates with 8-bit weights). `tch` is the source model as ansel scores it with libtorch. The",
+    f"CPU of this run: {cpu_line()}. Metrics from `ansel eval`",
     "on the set each model was trained for; score differences are per (question, candidate) pair",
     "against the tch scores; top-1 agreement is the share of questions whose best-scored candidate",
     "is the same as under tch (over every question in the run file, answered or not). Eval wall time",

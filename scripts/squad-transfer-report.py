@@ -24,7 +24,7 @@ def ask_cell(set_name, model):
     r = by.get((set_name, model))
     if r is None:
         return ""
-    return f"{r['P@1']:.3f} / {r['MRR']:.3f} / {r['p50_ms']:.0f}"
+    return f"{r['P@1']:.3f} / {r['MRR']:.3f} / {r['p50_ms']:.0f}" + (" †" if "measured_with" in r else "")
 
 
 def training(model):
@@ -60,6 +60,9 @@ w("| model | SQuAD dev (ask) | SQuAD test (ask) | training |")
 w("|---|---|---|---|")
 for m in models:
     w(f"| `{m}` | {ask_cell('SQuAD dev (ask)', m)} | {ask_cell('SQuAD test (ask)', m)} | {training(m)} |")
+earlier = sorted({r["measured_with"] for r in by.values() if "measured_with" in r})
+if earlier:
+    w(f"\n† measured with the earlier graph ({'; '.join(earlier)}), on a machine where it did not saturate.")
 w("\nModels: `minilm-l6-squad-transfer` (committed) is TANDA's transfer step on SQuAD-sent alone")
 w("(`bash scripts/train-cross-encoder.sh squad-transfer`); `runs/minilm-squad-tanda` adapts it on WikiQA")
 w("(`squad-tanda`; not committed: dev preferred the transfer model); `minilm-l6-tanda-all-2ep` is the former")
