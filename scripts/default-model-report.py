@@ -89,7 +89,18 @@ def ask_cell(set_name, name, latency=True):
     if r is None:
         return ""
     cell = f"{r['P@1']:.3f} / {r['MRR']:.3f}"
-    return cell + (f" / {r['p50_ms']:.0f} / {r['p99_ms']:.0f}" if latency else "")
+    cell += f" / {r['p50_ms']:.0f} / {r['p99_ms']:.0f}" if latency else ""
+    return cell + (" †" if "measured_with" in r else "")
+
+
+# Rows kept from before the int8 models were requantized (bench-default-model.sh keeps rows).
+EARLIER = sorted({r["measured_with"] for r in cascades if "measured_with" in r})
+
+
+def earlier_note():
+    if EARLIER:
+        w(f"\n† measured with the earlier graphs ({'; '.join(EARLIER)}), on a CPU where they did not")
+        w("saturate; the rows without † are the committed models.")
 
 
 def shape(name):
@@ -103,6 +114,7 @@ w(f"| cascade | what runs | {SMALL} ({sizes.get(SMALL, 0):,} sentences): P@1 / M
 w("|---|---|---|---|")
 for name in names:
     w(f"| {name} | {shape(name)} | {ask_cell(SMALL, name)} | {ask_cell(LARGE, name)} |")
+earlier_note()
 
 
 def eligible(name):
@@ -139,6 +151,7 @@ if tests:
     for name in names:
         if any(name in by_set[c] for c in cols):
             w(f"| {name} | " + " | ".join(ask_cell(c, name) for c in cols) + " |")
+    earlier_note()
     w("")
 
 ANSWERABLE = [s for s in by_set if not s.endswith("(unanswerable)")]
