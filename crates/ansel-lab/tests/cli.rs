@@ -175,16 +175,14 @@ fn cqa_train_writes_a_model_the_product_loads() {
         assert!((a - b).abs() < 1e-9, "{a} {b}");
     }
     // The two halves of one seed's order score every list once between them.
-    let questions = |extra: &[&str]| {
-        let mut args = vec![
-            "cqa-rules",
-            "--model",
-            out.to_str().unwrap(),
-            "--data",
-            fixture_arg,
-        ];
+    let rules_with = |extra: &[&str]| {
+        let mut args = vec!["cqa-rules", "--model", out.to_str().unwrap(), "--data"];
+        args.push(fixture_arg);
         args.extend_from_slice(extra);
-        let run = lab(&args);
+        lab(&args)
+    };
+    let questions = |extra: &[&str]| {
+        let run = rules_with(extra);
         assert!(
             run.status.success(),
             "{}",
@@ -205,15 +203,7 @@ fn cqa_train_writes_a_model_the_product_loads() {
         one > 0 && two > 0 && one + two == all,
         "{one} + {two} != {all}"
     );
-    let none = lab(&[
-        "cqa-rules",
-        "--model",
-        out.to_str().unwrap(),
-        "--data",
-        fixture_arg,
-        "--exclude",
-        fixture_arg,
-    ]);
+    let none = rules_with(&["--exclude", fixture_arg]);
     assert!(!none.status.success());
     assert!(String::from_utf8_lossy(&none.stderr).contains("no task C list"));
     assert!(
