@@ -77,8 +77,13 @@ fn dense_weights(model: &ModelProto) -> Result<Vec<(usize, usize)>, String> {
 /// without `DynamicQuantizeMatMul`).
 pub fn dense_weight_level(bytes: &[u8]) -> Result<i8, String> {
     let model = ModelProto::decode(bytes).map_err(|e| format!("not an ONNX model: {e}"))?;
+    level_of(&model)
+}
+
+/// The largest dense int8 weight magnitude of a decoded graph.
+fn level_of(model: &ModelProto) -> Result<i8, String> {
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
-    Ok(dense_weights(&model)?
+    Ok(dense_weights(model)?
         .into_iter()
         .flat_map(|(w, _)| graph.initializer[w].raw_data.iter())
         .map(|&b| (b as i8).unsigned_abs())
@@ -126,7 +131,7 @@ pub fn requantize_dense(bytes: &[u8]) -> Result<(Vec<u8>, Requantized), String> 
             "the graph was not written by ansel (it has fields ansel does not keep)".into(),
         );
     }
-    let level_before = dense_weight_level(bytes)?;
+    let level_before = level_of(&model)?;
     let tensors = dense_weights(&model)?;
     let graph = model.graph.as_mut().expect("checked by dense_weights");
     let mut columns = 0;
