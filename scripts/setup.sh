@@ -12,6 +12,7 @@ bash scripts/fetch-onnxruntime.sh  # ONNX Runtime 1.31.1 (PyPI onnxruntime wheel
 
 echo "== building ansel (release)"
 cargo build --release -q -p ansel
+bash scripts/sentence-encoders.sh  # all-MiniLM-L6-v2 and all-mpnet-base-v2 as int8 ONNX sentence encoders
 
 echo "== main job: rank the sample questions with the default model and score the ranking"
 # mpnet-base-squad-tanda-int8 is rank's default (crates/ansel/src/models/mod.rs); the distilled student

@@ -94,6 +94,91 @@ impl Ranker for Fusion {
     }
 }
 
+/// The `kind` of a [`PairFusion`]'s model card.
+pub const PAIR_FUSION_KIND: &str = "pair-fusion";
+
+/// One member of a [`PairFusion`] as its card names it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FusionMember {
+    /// A model directory relative to the card's directory, or the name of a model.
+    pub model: String,
+    /// The member's score is multiplied by this before the sum.
+    pub weight: f32,
+}
+
+/// The settings of a [`PairFusion`] card (`config`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairFusionSettings {
+    pub members: Vec<FusionMember>,
+}
+
+/// Sums its members' scores of a pair with fixed weights (chosen on dev data): unlike
+/// [`Fusion`], nothing depends on the other candidates, so a pair's score is its own and
+/// keeps one scale across requests (what calibration and abstention need). A cross-encoder's
+/// logit plus a weighted bi-encoder cosine keeps what the pretrained sentence encoder knows
+/// of general relevance beside the answer-sentence skill (docs/results/general-reranker.md).
+pub struct PairFusion {
+    name: String,
+    members: Vec<(Box<dyn Ranker>, f32)>,
+}
+
+impl PairFusion {
+    /// Fuses `members` (ranker, weight); at least one.
+    pub fn new(name: String, members: Vec<(Box<dyn Ranker>, f32)>) -> PairFusion {
+        PairFusion { name, members }
+    }
+}
+
+impl Ranker for PairFusion {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        let mut fused: Vec<Vec<f32>> = questions
+            .iter()
+            .map(|q| vec![0.0; q.candidates.len()])
+            .collect();
+        for (member, weight) in &self.members {
+            for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
+                if scores.len() != total.len() {
+                    return Err(crate::ModelError::Backend(format!(
+                        "{}: {} scores for {} candidates",
+                        member.name(),
+                        scores.len(),
+                        total.len()
+                    )));
+                }
+                for (t, s) in total.iter_mut().zip(scores) {
+                    *t += weight * s;
+                }
+            }
+        }
+        Ok(fused)
+    }
+
+    /// Whether any member reads the whole list.
+    fn reads_whole_list(&self) -> bool {
+        self.members.iter().any(|(m, _)| m.reads_whole_list())
+    }
+
+    /// The first member's tokens (the cross-encoder's, which reads the pair).
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Option<Result<Vec<crate::Token>>> {
+        self.members
+            .iter()
+            .find_map(|(m, _)| m.tokenize(text, pair, special))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,7 +23,9 @@ pub use ansel_data::json;
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
 pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
-pub use fusion::{add_standardised, Fusion};
+pub use fusion::{
+    add_standardised, Fusion, FusionMember, PairFusion, PairFusionSettings, PAIR_FUSION_KIND,
+};
 
 use ansel_data::Question;
 use std::path::PathBuf;

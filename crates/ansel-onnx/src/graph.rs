@@ -361,12 +361,43 @@ fn check(config: &BertConfig, w: &Weights) -> Result<(), String> {
     Ok(())
 }
 
+/// What the graph computes on top of the encoder's last layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Head {
+    /// BERT's pooler on the first token and the one-logit head: output `logits` `[batch]`.
+    Logit,
+    /// The mean of the real tokens' vectors (sentence-transformers' pooling), not normalised:
+    /// output `embeddings` `[batch, hidden]`.
+    MeanPool,
+}
+
+impl Head {
+    /// The graph's one output.
+    pub fn output(self) -> &'static str {
+        match self {
+            Head::Logit => "logits",
+            Head::MeanPool => crate::sentence::EMBEDDINGS_OUTPUT,
+        }
+    }
+}
+
 /// The ONNX model of a cross-encoder with `config` and `weights` (Hugging Face names, as
 /// `ansel_bert::CrossEncoder::params` has them) at `precision`.
 pub fn cross_encoder(
     config: &BertConfig,
     weights: &Weights,
     precision: Precision,
+    metadata: &[(&str, String)],
+) -> Result<ModelProto, String> {
+    encoder_graph(config, weights, precision, Head::Logit, metadata)
+}
+
+/// The ONNX model of `config`'s encoder with `head` on top (see [`cross_encoder`]).
+pub fn encoder_graph(
+    config: &BertConfig,
+    weights: &Weights,
+    precision: Precision,
+    head: Head,
     metadata: &[(&str, String)],
 ) -> Result<ModelProto, String> {
     check(config, weights)?;
@@ -484,13 +515,39 @@ pub fn cross_encoder(
         x = b.layer_norm(&f, &format!("{p}.output.LayerNorm"), w, eps);
     }
 
-    // Pooler on [CLS], then the one-logit head (float: one output, nothing to gain).
-    let cls = b.node("Gather", &[&x, &zero], vec![attr_int("axis", 1)]);
-    let pooled = b.linear(&cls, "pooler.dense", w, precision);
-    let pooled = b.node("Tanh", &[&pooled], vec![]);
-    let logit = b.linear(&pooled, "classifier", w, Precision::Fp32);
-    let flat = b.ints("flat", &[1], &[-1]);
-    b.node_to("Reshape", "", &[&logit, &flat], vec![], "logits");
+    let output = match head {
+        Head::Logit => {
+            // Pooler on [CLS], then the one-logit head (float: one output, nothing to gain).
+            let cls = b.node("Gather", &[&x, &zero], vec![attr_int("axis", 1)]);
+            let pooled = b.linear(&cls, "pooler.dense", w, precision);
+            let pooled = b.node("Tanh", &[&pooled], vec![]);
+            let logit = b.linear(&pooled, "classifier", w, Precision::Fp32);
+            let flat = b.ints("flat", &[1], &[-1]);
+            b.node_to("Reshape", "", &[&logit, &flat], vec![], head.output());
+            io(head.output(), data_type::FLOAT, &["batch"])
+        }
+        Head::MeanPool => {
+            // Sum of the real tokens' vectors over their count (the mask as float, [batch, len, 1]).
+            let last = b.ints("last_axis", &[1], &[2]);
+            let weights = b.node("Unsqueeze", &[&m, &last], vec![]);
+            let masked = b.node("Mul", &[&x, &weights], vec![]);
+            let token_axis = b.ints("token_axis", &[1], &[1]);
+            let sum = b.node(
+                "ReduceSum",
+                &[&masked, &token_axis],
+                vec![attr_int("keepdims", 0)],
+            );
+            let count = b.node(
+                "ReduceSum",
+                &[&weights, &token_axis],
+                vec![attr_int("keepdims", 0)],
+            );
+            let floor = b.scalar("count_floor", 1e-9);
+            let count = b.node("Max", &[&count, &floor], vec![]);
+            b.node_to("Div", "", &[&sum, &count], vec![], head.output());
+            io(head.output(), data_type::FLOAT, &["batch", "hidden"])
+        }
+    };
 
     let graph = GraphProto {
         node: b.nodes,
@@ -508,7 +565,7 @@ pub fn cross_encoder(
                 io("attention_mask", data_type::INT64, &["batch", "len"]),
             ]
         },
-        output: vec![io("logits", data_type::FLOAT, &["batch"])],
+        output: vec![output],
     };
     Ok(ModelProto {
         ir_version: IR_VERSION,
@@ -524,7 +581,10 @@ pub fn cross_encoder(
         ],
         producer_name: "ansel".into(),
         producer_version: env!("CARGO_PKG_VERSION").into(),
-        doc_string: format!("ansel cross-encoder, {}", precision.scheme()),
+        doc_string: match head {
+            Head::Logit => format!("ansel cross-encoder, {}", precision.scheme()),
+            Head::MeanPool => format!("ansel sentence encoder, {}", precision.scheme()),
+        },
         graph: Some(graph),
         metadata_props: metadata
             .iter()

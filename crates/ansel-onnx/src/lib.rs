@@ -16,9 +16,11 @@
 pub mod graph;
 pub mod proto;
 pub mod requantize;
+pub mod sentence;
 
 #[cfg(feature = "export")]
 pub use graph::Weights;
+pub use sentence::{SentenceRanker, SentenceSettings, SENTENCE_KIND};
 
 use ansel_bert::{card_settings, encode_candidate, CrossEncoderSettings, Encoded, PairTokenizer};
 #[cfg(feature = "export")]
@@ -108,14 +110,21 @@ pub fn weights_of(model: &CrossEncoder) -> Result<Weights> {
         .collect()
 }
 
-/// The ONNX protobuf bytes of `model` at `precision`.
+/// The ONNX protobuf bytes of `model` at `precision` (the cross-encoder's one-logit graph).
 #[cfg(feature = "export")]
 pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>> {
+    graph_bytes(model, precision, graph::Head::Logit)
+}
+
+/// The ONNX protobuf bytes of `model`'s encoder with `head` at `precision`.
+#[cfg(feature = "export")]
+fn graph_bytes(model: &CrossEncoder, precision: Precision, head: graph::Head) -> Result<Vec<u8>> {
     let weights = weights_of(model)?;
-    let proto = graph::cross_encoder(
+    let proto = graph::encoder_graph(
         &model.config,
         &weights,
         precision,
+        head,
         &[("precision", format!("{precision:?}").to_lowercase())],
     )
     .map_err(ModelError::Backend)?;
@@ -158,13 +167,17 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
             });
         }
     }
+    if card.kind == ansel_bert::BI_KIND {
+        return convert_sentence_encoder(src, &card, out, precision, name);
+    }
     if card.kind != ansel_bert::KIND {
         return Err(ModelError::Format {
             path: src.join(ansel_model::CARD_FILE),
             message: format!(
-                "field `kind`: {:?}; only {:?} models can be converted to ONNX",
+                "field `kind`: {:?}; only {:?} and cosine {:?} models can be converted to ONNX",
                 card.kind,
-                ansel_bert::KIND
+                ansel_bert::KIND,
+                ansel_bert::BI_KIND
             ),
         });
     }
@@ -192,10 +205,24 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
         serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
     );
     new_card.training = card.training.clone();
+    write_converted(out, &bytes, src, src, &new_card)?;
+    Ok(new_card)
+}
+
+/// Writes a converted model directory `out` (replaced atomically): the graph, the tokenizer and
+/// config of `encoder_dir`, the training record of `src` when it has one, and `card`.
+#[cfg(feature = "export")]
+fn write_converted(
+    out: &Path,
+    bytes: &[u8],
+    encoder_dir: &Path,
+    src: &Path,
+    card: &ModelCard,
+) -> Result<()> {
     replace_dir(out, |dir| {
-        write_atomic(&dir.join(ONNX_FILE), &bytes)?;
+        write_atomic(&dir.join(ONNX_FILE), bytes)?;
         for file in ["tokenizer.json", "config.json"] {
-            let from = src.join(file);
+            let from = encoder_dir.join(file);
             let data = std::fs::read(&from).map_err(|e| ModelError::io(&from, e))?;
             write_atomic(&dir.join(file), &data)?;
         }
@@ -207,8 +234,48 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
                 write_atomic(&dir.join(file), &data)?;
             }
         }
-        new_card.write(dir)
-    })?;
+        card.write(dir)
+    })
+}
+
+/// Converts a bi-encoder scored by cosine (`src`, its `card`) into a sentence encoder graph
+/// (mean pooling, [`SENTENCE_KIND`]); a bi-encoder with a classifier head is refused.
+#[cfg(feature = "export")]
+fn convert_sentence_encoder(
+    src: &Path,
+    card: &ModelCard,
+    out: &Path,
+    precision: Precision,
+    name: &str,
+) -> Result<ModelCard> {
+    let settings: ansel_bert::BiEncoderSettings = card_settings(src, card)?;
+    if settings.scoring != ansel_bert::Scoring::Cosine {
+        return Err(ModelError::Format {
+            path: src.join(ansel_model::CARD_FILE),
+            message: "field `config.scoring`: only bi-encoders scored by cosine convert to a \
+                      sentence encoder (the classifier head is not part of the graph)"
+                .into(),
+        });
+    }
+    let encoder_dir = ansel_bert::bi_encoder::encoder_dir(src, &settings);
+    let (model, _) = ansel_bert::bi_encoder::load_encoder(&encoder_dir)?;
+    let bytes = graph_bytes(&model, precision, graph::Head::MeanPool)?;
+    let config = SentenceSettings {
+        max_len: settings.max_len,
+        batch_size: settings.batch_size,
+        precision,
+        scheme: precision.scheme().to_string(),
+        source: src.display().to_string(),
+        source_name: card.name.clone(),
+        opset: graph::OPSET,
+    };
+    let mut new_card = ModelCard::new(
+        SENTENCE_KIND,
+        name,
+        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
+    );
+    new_card.training = card.training.clone();
+    write_converted(out, &bytes, &encoder_dir, src, &new_card)?;
     Ok(new_card)
 }
 
@@ -280,7 +347,7 @@ pub fn runtime_library() -> Result<PathBuf> {
     runtime().map(|(path, _)| path.clone())
 }
 
-fn runtime() -> Result<&'static (PathBuf, ort::environment::Environment)> {
+pub(crate) fn runtime() -> Result<&'static (PathBuf, ort::environment::Environment)> {
     static LOADED: OnceLock<std::result::Result<(PathBuf, ort::environment::Environment), String>> =
         OnceLock::new();
     LOADED
@@ -313,13 +380,13 @@ fn runtime() -> Result<&'static (PathBuf, ort::environment::Environment)> {
 /// Intra-op threads for new sessions: what the command set for libtorch (`--threads`, else
 /// libtorch's default of one per core), so both back-ends obey the same flag.
 #[cfg(feature = "export")]
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     ansel_torch::tch::get_num_threads().max(1) as usize
 }
 
 /// Intra-op threads for new sessions: one per core (a build without libtorch).
 #[cfg(not(feature = "export"))]
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -424,7 +491,7 @@ pub fn run_arrays(
 /// one scale per tensor, so a pair batched with others would get a score that depends on them
 /// (by up to 1.9 logits for MPNet): one pair a run keeps every pair's score its own
 /// (docs/results/int8-batching.md).
-fn int8_batch(model: &str) -> Result<usize> {
+pub(crate) fn int8_batch(model: &str) -> Result<usize> {
     match std::env::var(INT8_BATCH_ENV) {
         Err(_) => Ok(1),
         Ok(value) => value

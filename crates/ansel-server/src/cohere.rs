@@ -1,8 +1,9 @@
 //! The reranking APIs clients already speak besides TEI's `/rerank`: Cohere's `/v2/rerank` and
 //! `/v1/rerank` (Jina's `/v1/rerank` sends the same body; its clients should send
 //! `return_documents`, which Cohere's v1 defaults to false and Jina's to true), and TEI's
-//! `GET /info`. Every route scores through the same queue, so a pair gets the same
-//! `relevance_score` here as its `score` on `/rerank`.
+//! `GET /info`. Every route scores a model through the same queue, so a pair gets the same
+//! `relevance_score` here as its `score` on `/rerank`; a request's `model` picks among the
+//! served models (`ansel serve --rerank-model`).
 
 use crate::{
     arrived, measured, parse_body, score_texts, ApiError, ApiResult, AppState, Arrival, Fit,
@@ -11,7 +12,6 @@ use crate::{
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, State};
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -101,7 +101,7 @@ struct Usage {
     request_body = CohereRequest,
     responses(
         (status = 200, description = "The best documents first, `top_n` of them", body = CohereResponse),
-        (status = 404, description = "A `model` the server does not serve (with --served-model-name)", body = crate::openapi::ErrorBody),
+        (status = 404, description = "A `model` the server does not serve (`serve --rerank-model`, `--served-model-name`); the message names the served ones", body = crate::openapi::ErrorBody),
     ),
 )]
 pub(crate) async fn rerank_v2(
@@ -120,7 +120,7 @@ pub(crate) async fn rerank_v2(
     request_body = CohereRequest,
     responses(
         (status = 200, description = "The best documents first, `top_n` of them", body = CohereResponse),
-        (status = 404, description = "A `model` the server does not serve (with --served-model-name)", body = crate::openapi::ErrorBody),
+        (status = 404, description = "A `model` the server does not serve (`serve --rerank-model`, `--served-model-name`); the message names the served ones", body = crate::openapi::ErrorBody),
     ),
 )]
 pub(crate) async fn rerank_v1(
@@ -140,12 +140,15 @@ async fn cohere_rerank(
 ) -> Response {
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, route, async {
-        state
-            .rerank_queue
-            .admits(1, deadline)
-            .map_err(ApiError::from_batch)?;
+        state.admits_before_parsing(deadline)?;
         let request: CohereRequest = parse_body(body, state.limits.max_body_bytes)?;
-        let model = served_model(&state, request.model.as_deref())?;
+        let served = state.reranker(request.model.as_deref())?;
+        // The name asked for is reported back (an alias of the default included).
+        let model = request.model.clone().unwrap_or_else(|| {
+            (state.limits.served_models.first())
+                .cloned()
+                .unwrap_or_else(|| served.name.clone())
+        });
         let texts = document_texts(&request.documents)?;
         if request.top_n == Some(0) {
             return Err(ApiError::validation("`top_n` must be at least 1"));
@@ -167,13 +170,13 @@ async fn cohere_rerank(
             max_words,
         };
         let (scores, total_tokens) =
-            score_texts(&state, deadline, &request.query, &texts, fit).await?;
+            score_texts(&state, served, deadline, &request.query, &texts, fit).await?;
         let mut results: Vec<CohereResult> = scores
             .into_iter()
             .enumerate()
             .map(|(index, score)| CohereResult {
                 index,
-                relevance_score: state.relevance(score),
+                relevance_score: served.relevance(score),
                 document: None,
             })
             .collect();
@@ -201,29 +204,6 @@ async fn cohere_rerank(
         })
     })
     .await
-}
-
-/// The model name to report: the one asked for, which must be served when the server names its
-/// models (`--served-model-name`), or the reranker's own.
-fn served_model(state: &AppState, asked: Option<&str>) -> ApiResult<String> {
-    let served = &state.limits.served_models;
-    match asked {
-        Some(name) if !served.is_empty() && !served.iter().any(|s| s == name) => {
-            Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "Validation",
-                format!(
-                    "model `{name}` is not served here; served: {}",
-                    served.join(", ")
-                ),
-            ))
-        }
-        Some(name) => Ok(name.to_string()),
-        None => Ok(served
-            .first()
-            .cloned()
-            .unwrap_or_else(|| state.answerer.cascade.rerank.name().to_string())),
-    }
 }
 
 /// The text of each document: a string, or an object's `text` string.
@@ -265,6 +245,8 @@ struct Info {
     #[schema(value_type = Object)]
     model_type: Value,
     served_model_names: Vec<String>,
+    /// Every model the reranking routes serve, by the name a request's `model` gives.
+    rerank_models: Vec<String>,
     prune_model: Option<String>,
     max_concurrent_requests: usize,
     max_input_length: usize,
@@ -292,6 +274,7 @@ pub(crate) async fn info(State(state): State<Arc<AppState>>) -> Response {
             model_id: cascade.rerank.name().to_string(),
             model_type: serde_json::json!({"reranker": {"id2label": {"0": "LABEL_0"}}}),
             served_model_names: limits.served_models.clone(),
+            rerank_models: state.reranker_names(),
             prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
             max_concurrent_requests: limits.max_in_flight,
             max_input_length: limits.max_words_per_text,

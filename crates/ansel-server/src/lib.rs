@@ -143,8 +143,44 @@ pub struct AppState {
     security: Security,
     in_flight: Arc<tokio::sync::Semaphore>,
     metrics: Arc<Metrics>,
-    rerank_queue: Batcher<RerankJob, RerankResult>,
+    /// The reranking models, each with its own queue and worker: the cascade's reranker first
+    /// (what a request that names no model gets), then [`AppState::serving`]'s others.
+    rerankers: Vec<Served>,
     ask_queue: Batcher<Ask, AskResult>,
+}
+
+/// A model another than the cascade's that the reranking routes serve by name
+/// (`ansel serve --rerank-model`), with its calibration.
+pub struct NamedReranker {
+    pub ranker: Box<dyn ansel_model::Ranker>,
+    pub calibration: Option<Calibration>,
+}
+
+/// A reranking model as the routes reach it.
+struct Served {
+    name: String,
+    calibration: Option<Calibration>,
+    queue: Batcher<RerankJob, RerankResult>,
+}
+
+/// A worker that scores queued rerank jobs with `rerank`, batched.
+fn rerank_worker(
+    name: &str,
+    limits: BatchLimits,
+    metrics: Arc<Metrics>,
+    rerank: impl std::ops::Deref<Target = dyn ansel_model::Ranker> + Send + 'static,
+) -> Batcher<RerankJob, RerankResult> {
+    Batcher::spawn(name, limits, move |jobs| {
+        metrics.batch("rerank", jobs.len());
+        match rerank.score_all(&jobs) {
+            Ok(scores) => scores.into_iter().map(Ok).collect(),
+            // One bad request must not fail the others batched with it.
+            Err(_) => jobs
+                .iter()
+                .map(|job| rerank.score(job).map_err(|e| model_failure(&e)))
+                .collect(),
+        }
+    })
 }
 
 impl AppState {
@@ -167,6 +203,18 @@ impl AppState {
         security: Security,
         calibration: Option<Calibration>,
     ) -> Arc<AppState> {
+        Self::serving(answerer, limits, security, calibration, Vec::new())
+    }
+
+    /// [`AppState::calibrated`] that also serves `others` to the reranking routes, each by its
+    /// name (the `model` field of a request), with a worker of its own.
+    pub fn serving(
+        answerer: Answerer,
+        limits: Limits,
+        security: Security,
+        calibration: Option<Calibration>,
+        others: Vec<NamedReranker>,
+    ) -> Arc<AppState> {
         let answerer = Arc::new(answerer);
         let metrics = Arc::new(Metrics::default());
         let batch_limits = BatchLimits {
@@ -174,21 +222,32 @@ impl AppState {
             max_cost: limits.max_batch_words,
             queue_len: limits.queue_len,
         };
-        let rerank_queue = {
-            let (answerer, metrics) = (answerer.clone(), metrics.clone());
-            Batcher::spawn("rerank", batch_limits, move |jobs| {
-                metrics.batch("rerank", jobs.len());
-                let rerank = &answerer.cascade.rerank;
-                match rerank.score_all(&jobs) {
-                    Ok(scores) => scores.into_iter().map(Ok).collect(),
-                    // One bad request must not fail the others batched with it.
-                    Err(_) => jobs
-                        .iter()
-                        .map(|job| rerank.score(job).map_err(|e| model_failure(&e)))
-                        .collect(),
-                }
-            })
-        };
+        // The cascade's reranker, reached through the answerer it belongs to.
+        struct CascadeReranker(Arc<Answerer>);
+        impl std::ops::Deref for CascadeReranker {
+            type Target = dyn ansel_model::Ranker;
+            fn deref(&self) -> &Self::Target {
+                self.0.cascade.rerank.as_ref()
+            }
+        }
+        let mut rerankers = vec![Served {
+            name: answerer.cascade.rerank.name().to_string(),
+            calibration: calibration.clone(),
+            queue: rerank_worker(
+                "rerank",
+                batch_limits,
+                metrics.clone(),
+                CascadeReranker(answerer.clone()),
+            ),
+        }];
+        for other in others {
+            let name = other.ranker.name().to_string();
+            rerankers.push(Served {
+                queue: rerank_worker(&name, batch_limits, metrics.clone(), other.ranker),
+                name,
+                calibration: other.calibration,
+            });
+        }
         let ask_queue = {
             let (answerer, metrics) = (answerer.clone(), metrics.clone());
             Batcher::spawn("ask", batch_limits, move |asks| {
@@ -209,7 +268,7 @@ impl AppState {
             limits,
             security,
             metrics,
-            rerank_queue,
+            rerankers,
             ask_queue,
         })
     }
@@ -469,6 +528,10 @@ struct RerankRequest {
     truncate: bool,
     #[serde(default)]
     truncation_direction: TruncationDirection,
+    /// The served model to score with, by name (ansel's addition to TEI's body; `GET /info`
+    /// lists them): the server's default when absent.
+    #[serde(default)]
+    model: Option<String>,
 }
 
 #[derive(Deserialize, Default, Clone, Copy, ToSchema)]
@@ -493,7 +556,10 @@ struct Rank {
     path = "/rerank",
     tag = "text-embeddings-inference",
     request_body = RerankRequest,
-    responses((status = 200, description = "Every text, best first", body = Vec<Rank>)),
+    responses(
+        (status = 200, description = "Every text, best first", body = Vec<Rank>),
+        (status = 404, description = "A `model` the server does not serve (`serve --rerank-model`); the message names the served ones", body = crate::openapi::ErrorBody),
+    ),
 )]
 async fn rerank(
     State(state): State<Arc<AppState>>,
@@ -502,22 +568,26 @@ async fn rerank(
 ) -> Response {
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/rerank", async {
-        // Under overload, refuse before parsing: shedding must cost less than serving.
-        state
-            .rerank_queue
-            .admits(1, deadline)
-            .map_err(ApiError::from_batch)?;
+        state.admits_before_parsing(deadline)?;
         let request: RerankRequest = parse_body(body, state.limits.max_body_bytes)?;
+        let served = state.reranker(request.model.as_deref())?;
         let fit = Fit {
             field: "texts",
             truncate: request.truncate,
             direction: request.truncation_direction,
             max_words: state.limits.max_words_per_text,
         };
-        let (scores, _) =
-            score_texts(&state, deadline, &request.query, &request.texts, fit).await?;
-        Ok(ranks(
+        let (scores, _) = score_texts(
             &state,
+            served,
+            deadline,
+            &request.query,
+            &request.texts,
+            fit,
+        )
+        .await?;
+        Ok(ranks(
+            served,
             scores,
             &request.texts,
             request.raw_scores,
@@ -542,6 +612,7 @@ struct Fit {
 /// reranking route, so a pair scores the same on each.
 async fn score_texts(
     state: &AppState,
+    served: &Served,
     deadline: Instant,
     query: &str,
     texts: &[String],
@@ -592,7 +663,7 @@ async fn score_texts(
         text: query.to_string(),
         candidates,
     };
-    let scores = state.rerank_queue.submit(question, words, deadline);
+    let scores = served.queue.submit(question, words, deadline);
     Ok((within_time(deadline, scores).await??, words))
 }
 
@@ -633,9 +704,9 @@ fn fit_words(
     Some(kept.join(" "))
 }
 
-impl AppState {
+impl Served {
     /// A raw score in (0, 1), the score every route reports unless raw scores are asked for:
-    /// the calibrated probability that the text answers the query when the server has a
+    /// the calibrated probability that the text answers the query when the model has a
     /// calibration, else the logistic function of the score, as TEI does.
     fn relevance(&self, score: f32) -> f32 {
         let platt = self
@@ -646,10 +717,53 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// Under overload, refuse before parsing (shedding must cost less than serving): when one
+    /// model is served its queue says; with several, the one asked for says after parsing.
+    fn admits_before_parsing(&self, deadline: Instant) -> ApiResult<()> {
+        match self.rerankers.as_slice() {
+            [only] => only.queue.admits(1, deadline).map_err(ApiError::from_batch),
+            _ => Ok(()),
+        }
+    }
+
+    /// The names of the served reranking models, the default first.
+    fn reranker_names(&self) -> Vec<String> {
+        self.rerankers.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// The reranking model a request's `model` field asks for: the default when absent, or
+    /// when it is one of the default's `--served-model-name`s (any name, when none are set and
+    /// one model is served); else the served model of that name, or 404 naming them all.
+    fn reranker(&self, asked: Option<&str>) -> ApiResult<&Served> {
+        let default = &self.rerankers[0];
+        let Some(name) = asked else {
+            return Ok(default);
+        };
+        if let Some(served) = self.rerankers.iter().find(|r| r.name == name) {
+            return Ok(served);
+        }
+        let aliases = &self.limits.served_models;
+        if aliases.iter().any(|a| a == name) || (aliases.is_empty() && self.rerankers.len() == 1) {
+            return Ok(default);
+        }
+        let mut names = aliases.clone();
+        names.extend(self.reranker_names());
+        Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "Validation",
+            format!(
+                "model `{name}` is not served here; served: {}",
+                names.join(", ")
+            ),
+        ))
+    }
+}
+
 /// Scores in TEI's form, best first (ties by index); without `raw_scores`, as
-/// [`AppState::relevance`].
+/// [`Served::relevance`].
 fn ranks(
-    state: &AppState,
+    served: &Served,
     scores: Vec<f32>,
     texts: &[String],
     raw_scores: bool,
@@ -663,7 +777,7 @@ fn ranks(
             score: if raw_scores {
                 score
             } else {
-                state.relevance(score)
+                served.relevance(score)
             },
             text: return_text.then(|| texts[index].clone()),
         })
@@ -772,6 +886,8 @@ struct Health {
     retrievers: Vec<Retrieval>,
     prune_model: Option<String>,
     rerank_model: String,
+    /// Every model the reranking routes serve by name, the default first.
+    rerank_models: Vec<String>,
 }
 
 /// `GET /health` (open without the API key).
@@ -800,6 +916,7 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
             },
             prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
             rerank_model: cascade.rerank.name().to_string(),
+            rerank_models: state.reranker_names(),
         })
     })
     .await

@@ -980,3 +980,81 @@ async fn a_calibration_turns_scores_into_probabilities_and_abstains() {
     assert_eq!(reply["abstain_below"], 1.5);
     assert_eq!(reply["answers"].as_array().unwrap().len(), 2, "{reply}");
 }
+
+#[tokio::test]
+async fn the_model_field_picks_among_the_served_rerankers() {
+    let dir = tempfile::tempdir().unwrap();
+    let wo_rr = ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap();
+    let wo = ansel_lexical::from_spec("wo", &[]).unwrap().unwrap();
+    let state = AppState::serving(
+        bee_answerer(dir.path(), wo_rr),
+        Limits::default(),
+        Security::default(),
+        None,
+        vec![NamedReranker {
+            ranker: wo,
+            calibration: None,
+        }],
+    );
+    let texts = r#"["Grass is green.", "A worker bee lives about six weeks.", "bee bee bee"]"#;
+    let query = "How long does a worker bee live?";
+    // Each model's raw scores, straight from the ranker.
+    let direct = |spec: &str| {
+        let ranker = ansel_lexical::from_spec(spec, &[]).unwrap().unwrap();
+        let texts: Vec<String> = serde_json::from_str(texts).unwrap();
+        ranker
+            .score(&Question::over_texts("q", query, texts, false))
+            .unwrap()
+    };
+    for (model, spec) in [
+        (None, "wo-rr"),
+        (Some("wo-rr"), "wo-rr"),
+        (Some("wo"), "wo"),
+    ] {
+        let field = model.map_or(String::new(), |m| format!(r#""model": "{m}", "#));
+        let body =
+            format!(r#"{{{field}"query": "{query}", "texts": {texts}, "raw_scores": true}}"#);
+        let (status, text) = call(&state, "POST", "/rerank", &body).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        let expected = direct(spec);
+        for rank in json(&text).as_array().unwrap() {
+            let i = rank["index"].as_u64().unwrap() as usize;
+            assert_eq!(
+                rank["score"].as_f64().unwrap() as f32,
+                expected[i],
+                "{model:?}"
+            );
+        }
+        let body = format!(r#"{{{field}"query": "{query}", "documents": {texts}}}"#);
+        let (status, text) = call(&state, "POST", "/v2/rerank", &body).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+        assert_eq!(json(&text)["model"], model.unwrap_or("wo-rr"));
+    }
+    let (status, text) = call(
+        &state,
+        "POST",
+        "/v2/rerank",
+        r#"{"model": "rerank-english-v3.0", "query": "q", "documents": ["a"]}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+    assert!(text.contains("served: wo-rr, wo"), "{text}");
+    let (status, text) = call(
+        &state,
+        "POST",
+        "/rerank",
+        r#"{"model": "nope", "query": "q", "texts": ["a"]}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
+    let (_, text) = call(&state, "GET", "/info", "").await;
+    assert_eq!(
+        json(&text)["rerank_models"],
+        serde_json::json!(["wo-rr", "wo"])
+    );
+    let (_, text) = call(&state, "GET", "/health", "").await;
+    assert_eq!(
+        json(&text)["rerank_models"],
+        serde_json::json!(["wo-rr", "wo"])
+    );
+}

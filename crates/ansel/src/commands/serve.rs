@@ -24,6 +24,11 @@ pub struct ServeArgs {
     /// Without it any name is accepted and reported back.
     #[arg(long = "served-model-name")]
     served_models: Vec<String>,
+    /// Another model the reranking routes serve (repeat for more): a request whose `model`
+    /// field gives its name (its card's name, as `GET /info` lists it) is scored by it, with its
+    /// own calibration.json when it has one; requests that name no model get `--model`.
+    #[arg(long = "rerank-model")]
+    rerank_models: Vec<String>,
     /// The one origin whose web pages may call the API (CORS); off by default.
     #[arg(long)]
     cors_origin: Option<String>,
@@ -112,7 +117,27 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
-    let state = AppState::calibrated(answerer, limits, security, calibration);
+    let mut others = Vec::new();
+    let mut names = vec![answerer.cascade.rerank.name().to_string()];
+    for spec in &args.rerank_models {
+        let ranker =
+            ansel::models::resolve(spec, &[]).with_context(|| format!("--rerank-model {spec}"))?;
+        if names.iter().any(|n| n == ranker.name()) {
+            anyhow::bail!(
+                "--rerank-model {spec}: a model named {:?} is already served (requests pick a \
+                 model by its name)",
+                ranker.name()
+            );
+        }
+        names.push(ranker.name().to_string());
+        let calibration = ansel::answering::calibration_for(spec, None)
+            .with_context(|| format!("--rerank-model {spec}"))?;
+        others.push(ansel_server::NamedReranker {
+            ranker,
+            calibration,
+        });
+    }
+    let state = AppState::serving(answerer, limits, security, calibration, others);
     ansel_server::run(args.addr, state, connections, |addr| {
         // Scripts read this line to find a port picked with :0.
         println!("ansel serve: listening on http://{addr}");

@@ -31,6 +31,8 @@ const LOADERS: &[(&str, Loader)] = &[
     #[cfg(feature = "torch")]
     (ansel_cqa::KIND, load_cqa),
     (ansel_onnx::KIND, load_onnx),
+    (ansel_onnx::SENTENCE_KIND, load_sentence_onnx),
+    (ansel_model::PAIR_FUSION_KIND, load_pair_fusion),
 ];
 
 /// The model that ranks candidates users bring (`rank`, `eval`, `/rerank`, the Python `Ranker`):
@@ -59,6 +61,60 @@ fn load_cross_encoder(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
 
 fn load_onnx(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_onnx::OnnxRanker::load(dir, card)?))
+}
+
+fn load_sentence_onnx(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    Ok(Box::new(ansel_onnx::SentenceRanker::load(dir, card)?))
+}
+
+/// A per-pair weighted sum of models ([`ansel_model::PairFusion`]); each member is a directory
+/// relative to the card's (`../../vendor/models/...`) or a model's name, and not a fusion itself.
+fn load_pair_fusion(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
+    let at = |field: String| {
+        format!(
+            "{}: field `{field}`",
+            dir.join(ansel_model::CARD_FILE).display()
+        )
+    };
+    let settings: ansel_model::PairFusionSettings =
+        ansel_model::json::from_value(card.config.clone(), "config").map_err(|message| {
+            anyhow!("{}: {message}", dir.join(ansel_model::CARD_FILE).display())
+        })?;
+    if settings.members.is_empty() {
+        bail!("{}: no members", at("config.members".into()));
+    }
+    let mut members = Vec::new();
+    for (i, member) in settings.members.iter().enumerate() {
+        let relative = dir.join(&member.model);
+        let spec = if relative.is_dir() {
+            relative.display().to_string()
+        } else {
+            member.model.clone()
+        };
+        if let Ok(inner) = model_dir(&spec).and_then(|d| Ok(ModelCard::read(&d)?)) {
+            if inner.kind == card.kind {
+                bail!(
+                    "{}: a {} cannot hold another",
+                    at(format!("config.members[{i}].model")),
+                    card.kind
+                );
+            }
+        }
+        if !member.weight.is_finite() {
+            bail!(
+                "{}: {} is not a finite number",
+                at(format!("config.members[{i}].weight")),
+                member.weight
+            );
+        }
+        let ranker =
+            resolve_one(&spec, &[]).with_context(|| at(format!("config.members[{i}].model")))?;
+        members.push((ranker, member.weight));
+    }
+    Ok(Box::new(ansel_model::PairFusion::new(
+        card.name.clone(),
+        members,
+    )))
 }
 
 #[cfg(feature = "torch")]

@@ -1,0 +1,225 @@
+//! A sentence encoder (the encoder of a cosine bi-encoder such as all-mpnet-base-v2) as an ONNX
+//! graph: the encoder with mean pooling ([`crate::graph::Head::MeanPool`]), scored through ONNX
+//! Runtime. As a [`Ranker`] it scores a candidate by the cosine of its vector with the
+//! question's, as `ansel_bert::BiEncoderRanker` does with cosine scoring, at the cost of a
+//! student cross-encoder when int8.
+
+use crate::{int8_batch, open_session, runtime, threads, Precision};
+use ansel_bert::{card_settings, Encoded, PairTokenizer};
+use ansel_data::Question;
+use ansel_model::{ModelCard, ModelError, Ranker, Result};
+use ort::session::Session;
+use ort::value::Tensor;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// The `kind` of the card of a sentence encoder converted to ONNX.
+pub const SENTENCE_KIND: &str = "sentence-encoder-onnx";
+
+/// The graph's output: one mean-pooled vector per text, `[batch, hidden]`.
+pub const EMBEDDINGS_OUTPUT: &str = "embeddings";
+
+/// The settings of a converted sentence encoder's card (`config`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SentenceSettings {
+    /// Tokens per text (question or candidate), `[CLS]` and `[SEP]` included.
+    pub max_len: usize,
+    /// Texts run through an fp32 graph together (an int8 graph runs one at a time).
+    pub batch_size: usize,
+    pub precision: Precision,
+    /// What `precision` means, in words.
+    pub scheme: String,
+    /// The source model directory, as given to `ansel quantize`.
+    pub source: String,
+    /// The source card's name.
+    pub source_name: String,
+    pub opset: i64,
+}
+
+/// Vectors kept between calls (a question's and its candidates' texts recur across requests).
+const CACHE_LIMIT: usize = 50_000;
+
+/// A converted sentence encoder served as a [`Ranker`] (cosine of mean-pooled vectors).
+pub struct SentenceRanker {
+    name: String,
+    session: Mutex<Session>,
+    tokenizer: PairTokenizer,
+    settings: SentenceSettings,
+    /// Texts run through the graph together.
+    batch_size: usize,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl SentenceRanker {
+    /// Loads a directory written by [`crate::convert`] from a cosine bi-encoder.
+    pub fn load(dir: &Path, card: &ModelCard) -> Result<SentenceRanker> {
+        runtime()?;
+        let settings: SentenceSettings = card_settings(dir, card)?;
+        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
+        let tokenizer =
+            PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
+        let session = open_session(&dir.join(crate::ONNX_FILE), threads())?;
+        let batch_size = match settings.precision {
+            Precision::Int8 => int8_batch(&card.name)?,
+            Precision::Fp32 => settings.batch_size.max(1),
+        };
+        Ok(SentenceRanker {
+            name: card.name.clone(),
+            session: Mutex::new(session),
+            tokenizer,
+            settings,
+            batch_size,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The card's settings.
+    pub fn settings(&self) -> &SentenceSettings {
+        &self.settings
+    }
+
+    /// Mean-pooled vectors of `texts`, in order (shortest texts batched together).
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let items = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(t, &[], self.settings.max_len))
+            .collect::<Result<Vec<Encoded>>>()?;
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&i| items[i].len());
+        let mut vectors = vec![Vec::new(); items.len()];
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        for chunk in order.chunks(self.batch_size) {
+            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
+            let rows = embed_batch(&mut session, &refs, self.tokenizer.pad)?;
+            for (&i, row) in chunk.iter().zip(rows) {
+                vectors[i] = row;
+            }
+        }
+        Ok(vectors)
+    }
+
+    /// Vectors of `texts` through the cache.
+    fn cached(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let missing: Vec<&str> = {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let mut seen = std::collections::HashSet::new();
+            texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t) && seen.insert(*t))
+                .collect()
+        };
+        let fresh = self.encode(&missing)?;
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() + fresh.len() > CACHE_LIMIT {
+            cache.clear();
+        }
+        let mut out: HashMap<&str, Vec<f32>> = missing.iter().copied().zip(fresh).collect();
+        for (t, v) in &out {
+            cache.insert((*t).to_string(), v.clone());
+        }
+        texts
+            .iter()
+            .map(|t| {
+                out.remove(t)
+                    .or_else(|| cache.get(*t).cloned())
+                    .ok_or_else(|| ModelError::Backend(format!("no vector for {t:?}")))
+            })
+            .collect()
+    }
+}
+
+/// The cosine of two vectors (0 when either is all zeros).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let denominator = norm(a) * norm(b);
+    if denominator > 0.0 {
+        dot / denominator
+    } else {
+        0.0
+    }
+}
+
+/// Runs one padded batch of single texts; returns one vector per row.
+fn embed_batch(session: &mut Session, items: &[&Encoded], pad: i64) -> Result<Vec<Vec<f32>>> {
+    let backend = |e: ort::Error| ModelError::Backend(format!("onnxruntime: {e}"));
+    let len = items.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
+    let n = items.len();
+    let mut ids = vec![pad; n * len];
+    let mut mask = vec![0i64; n * len];
+    for (row, e) in items.iter().enumerate() {
+        let at = row * len;
+        ids[at..at + e.len()].copy_from_slice(&e.ids);
+        mask[at..at + e.len()].iter_mut().for_each(|m| *m = 1);
+    }
+    let shape = [n as i64, len as i64];
+    let typed = session
+        .inputs()
+        .iter()
+        .any(|input| input.name() == "token_type_ids");
+    let mut inputs = ort::inputs![
+        "input_ids" => Tensor::from_array((shape, ids)).map_err(backend)?,
+        "attention_mask" => Tensor::from_array((shape, mask)).map_err(backend)?,
+    ];
+    if typed {
+        inputs.push((
+            "token_type_ids".into(),
+            Tensor::from_array((shape, vec![0i64; n * len]))
+                .map_err(backend)?
+                .into(),
+        ));
+    }
+    let outputs = session.run(inputs).map_err(backend)?;
+    let (_, flat) = outputs[EMBEDDINGS_OUTPUT]
+        .try_extract_tensor::<f32>()
+        .map_err(backend)?;
+    if n == 0 || flat.len() % n != 0 {
+        return Err(ModelError::Backend(format!(
+            "the graph gives {} values for {n} texts",
+            flat.len()
+        )));
+    }
+    Ok(flat
+        .chunks_exact(flat.len() / n)
+        .map(<[f32]>::to_vec)
+        .collect())
+}
+
+impl Ranker for SentenceRanker {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn score(&self, question: &Question) -> Result<Vec<f32>> {
+        Ok(self.score_all(std::slice::from_ref(question))?.remove(0))
+    }
+
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        special: bool,
+    ) -> Option<Result<Vec<ansel_model::Token>>> {
+        Some(self.tokenizer.tokens(text, pair, special))
+    }
+
+    /// A text's vector depends on that text alone (an int8 graph runs one text at a time), so
+    /// a pair's score is its own.
+    fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
+        questions
+            .iter()
+            .map(|q| {
+                let mut texts = vec![q.text.as_str()];
+                texts.extend(q.candidates.iter().map(|c| c.text.as_str()));
+                let vectors = self.cached(&texts)?;
+                Ok(vectors[1..]
+                    .iter()
+                    .map(|v| cosine(&vectors[0], v))
+                    .collect())
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The general reranker's dev suite (issue 40): docs/results/general-reranker.{md,jsonl}.
+# Builds the suite (bench/general_suite.py: SQuAD passage, keyword and long-passage ranking over
+# the dev articles, TREC CAR's dev article fold; SemEval-2016 task A dev by `ansel convert`) beside the AS2 dev sets
+# (WikiQA dev, TrecQA dev-filtered, SQuAD-sent dev-x), scores every set with every model of MODELS
+# through `ansel rank` (scores cached in target/general/scores: a model is scored once per set, so
+# the script resumes), and writes the page: BM25's first-stage order, the untrained encoders and
+# every model on every set, seconds per 30 pairs, and the per-pair fusion weights chosen on dev.
+#   MODELS="minilm-l6-cosine mpnet-base-cosine" bash scripts/bench-general.sh
+#   REPORT_ONLY=1 bash scripts/bench-general.sh
+# No test split is read: SQuAD's test articles are left out of every collection.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${ANSEL_SHARED_DATA:-../shared/data}
+ansel=target/release/ansel
+work=target/general
+suite=$work/suite
+venv=${VENV:-bench/.venv-trec-car}
+default_models="minilm-l6-cosine mpnet-base-cosine minilm-l6-mpnet-distilled-int8 mpnet-base-squad-tanda-int8"
+read -ra models <<<"${MODELS:-$default_models}"
+mkdir -p "$suite" "$work/scores"
+
+if [ ! -f "$suite/suite.json" ]; then
+  bash scripts/squad-sent-data.sh  # the article split (data/squad-sent/split.json)
+  "$venv/bin/python" -c 'import cbor2' 2>/dev/null || { python3 -m venv "$venv" && "$venv/bin/pip" install -q cbor2==6.3.0; }
+  car=$data/trec-car/test200-v1.5
+  "$venv/bin/python" bench/trec_car_rerank.py lists "$car/train.test200.cbor.paragraphs" \
+    docs/results/trec-car/bm25.top40.run.gz "$work/trec-car-all.jsonl"
+  python3 bench/general_suite.py build --squad "$data/squad/train-v1.1.rebuilt.json.gz" \
+    --split data/squad-sent/split.json --trec-car "$work/trec-car-all.jsonl" \
+    --trec-car-qrels "$car/train.test200.cbor.hierarchical.qrels" --out "$suite"
+  "$ansel" convert --data "$data/semeval2016-cqa/dev/SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.gz" \
+    --task a --out "$suite/semeval-cqa.jsonl"
+  "$ansel" convert --data "$data/wikiqa/WikiQA-dev.tsv" --out "$suite/wikiqa-dev.jsonl"
+  cp "$data/trecqa/jsonl/dev-filtered.jsonl" "$suite/trecqa-dev-f.jsonl"
+  cp data/squad-sent/dev-x-500.jsonl "$suite/squad-sent-dev-x.jsonl"
+fi
+# The general suite, then the AS2 dev sets (all ansel JSON lines in $suite).
+sets="squad-passage squad-keyword squad-long trec-car semeval-cqa wikiqa-dev trecqa-dev-f squad-sent-dev-x"
+if [ -z "${REPORT_ONLY:-}" ]; then
+  for m in "${models[@]}"; do
+    name=$(basename "$m")
+    for sname in $sets; do
+      file=$suite/$sname.jsonl
+      out=$work/scores/$sname/$name.jsonl
+      [ -s "$out" ] && continue
+      mkdir -p "$work/scores/$sname"
+      echo "== $name on $sname" >&2
+      start=$(date +%s.%N)
+      "$ansel" rank --data "$file" --model "$m" >"$out.tmp"
+      python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.2f}")' "$start" "$(date +%s.%N)" >"$out.seconds"
+      mv "$out.tmp" "$out"
+    done
+  done
+fi
+# shellcheck disable=SC2086
+python3 scripts/general-report.py "$work" $sets
