@@ -32,8 +32,8 @@ if [ ! -f "$suite/suite.json" ]; then
   "$ansel" convert --data "$data/semeval2016-cqa/dev/SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.gz" \
     --task a --out "$suite/semeval-cqa.jsonl"
   "$ansel" convert --data "$data/wikiqa/WikiQA-dev.tsv" --out "$suite/wikiqa-dev.jsonl"
-  cp "$data/trecqa/jsonl/dev-filtered.jsonl" "$suite/trecqa-dev-f.jsonl"
-  cp data/squad-sent/dev-x-500.jsonl "$suite/squad-sent-dev-x.jsonl"
+  "$ansel" convert --data "$data/trecqa/jsonl/dev-filtered.jsonl" --out "$suite/trecqa-dev-f.jsonl"
+  "$ansel" convert --data data/squad-sent/dev-x-500.jsonl --out "$suite/squad-sent-dev-x.jsonl"
 fi
 # The general suite, then the AS2 dev sets (all ansel JSON lines in $suite).
 sets="squad-passage squad-keyword squad-long trec-car semeval-cqa wikiqa-dev trecqa-dev-f squad-sent-dev-x"

@@ -110,6 +110,9 @@ pub struct FusionMember {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PairFusionSettings {
     pub members: Vec<FusionMember>,
+    /// Long candidates are scored by their best window ([`crate::Chunked`]); absent: whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<crate::Windows>,
 }
 
 /// Sums its members' scores of a pair with fixed weights (chosen on dev data): unlike

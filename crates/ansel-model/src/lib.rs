@@ -12,6 +12,7 @@
 //! never leaves a half-written model behind.
 
 mod card;
+mod chunk;
 mod files;
 mod fingerprint;
 mod fusion;
@@ -21,6 +22,7 @@ pub mod train;
 pub use ansel_data::json;
 
 pub use card::{ModelCard, TrainingRecord, CARD_FILE};
+pub use chunk::{Chunked, Windows};
 pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
 pub use fusion::{

@@ -111,10 +111,14 @@ fn load_pair_fusion(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
             resolve_one(&spec, &[]).with_context(|| at(format!("config.members[{i}].model")))?;
         members.push((ranker, member.weight));
     }
-    Ok(Box::new(ansel_model::PairFusion::new(
-        card.name.clone(),
-        members,
-    )))
+    let fusion = Box::new(ansel_model::PairFusion::new(card.name.clone(), members));
+    Ok(match settings.windows {
+        Some(windows) if windows.words == 0 => {
+            bail!("{}: 0 words", at("config.windows.words".into()))
+        }
+        Some(windows) => Box::new(ansel_model::Chunked::new(fusion, windows)),
+        None => fusion,
+    })
 }
 
 #[cfg(feature = "torch")]
