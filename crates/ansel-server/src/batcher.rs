@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -34,41 +34,98 @@ struct Job<Req, Resp> {
 }
 
 /// What the queue and the worker share: the jobs waiting and their cost, when the batch being
-/// scored should end, and how long a unit of cost takes to score (a moving average): the
+/// scored should end, and how long a batch of some cost takes to score ([`CostModel`]): the
 /// estimate behind admission and batching.
 struct Load {
     queued: AtomicUsize,
     queued_cost: AtomicUsize,
-    nanos_per_cost: AtomicU64,
+    cost_model: Mutex<CostModel>,
     /// Nanoseconds after `epoch` at which the batch being scored should end (0: none is).
     busy_until: AtomicU64,
-    /// Nanoseconds after `epoch` at which the last batch ended (0: none has).
-    last_batch: AtomicU64,
-    /// The largest cost of a batch scored so far.
-    max_scored_cost: AtomicUsize,
     epoch: Instant,
 }
 
-/// How long after the last batch the estimate may refuse, while nothing else waits, a job
-/// costlier than any batch scored that alone would outlast its deadline; after that such a job
-/// is scored, and its batch corrects an estimate that may have gone stale.
-const ESTIMATE_TRUSTED_FOR: Duration = Duration::from_secs(60);
+/// A batch's time as a fixed part plus a part per unit of cost, fitted by least squares on the
+/// batches scored, the older ones forgotten geometrically. A fixed part matters: a model's pass
+/// has overheads that do not grow with the words, and dividing a tiny request's time by its few
+/// words made every unit look dear (a one-word probe made a 30-text request look 2 s long).
+#[derive(Debug, Clone, Default)]
+struct CostModel {
+    /// Weighted sums of 1, cost, cost², time and cost x time over the batches seen.
+    n: f64,
+    x: f64,
+    xx: f64,
+    y: f64,
+    xy: f64,
+}
+
+/// The weight a batch keeps after each newer one (about the last 10 batches count).
+const FORGET: f64 = 0.9;
+
+impl CostModel {
+    fn observe(&mut self, cost: usize, nanos: f64) {
+        let x = cost as f64;
+        for sum in [
+            &mut self.n,
+            &mut self.x,
+            &mut self.xx,
+            &mut self.y,
+            &mut self.xy,
+        ] {
+            *sum *= FORGET;
+        }
+        self.n += 1.0;
+        self.x += x;
+        self.xx += x * x;
+        self.y += nanos;
+        self.xy += x * nanos;
+    }
+
+    /// (fixed, per unit) nanoseconds, both at least 0. Until batches of different costs have
+    /// been seen, the time is taken as proportional to the cost (no fixed part can be told).
+    fn fit(&self) -> (f64, f64) {
+        if self.n == 0.0 {
+            return (0.0, 0.0);
+        }
+        let spread = self.n * self.xx - self.x * self.x;
+        if spread <= 1e-9 * self.n * self.xx.max(1.0) {
+            return (0.0, self.y / self.x.max(1.0));
+        }
+        let per_unit = (self.n * self.xy - self.x * self.y) / spread;
+        if per_unit <= 0.0 {
+            // Time did not grow with cost: a constant.
+            return (self.y / self.n, 0.0);
+        }
+        let fixed = (self.y - per_unit * self.x) / self.n;
+        if fixed < 0.0 {
+            return (0.0, self.xy / self.xx.max(1.0));
+        }
+        (fixed, per_unit)
+    }
+
+    fn time_for(&self, cost: usize) -> Duration {
+        let (fixed, per_unit) = self.fit();
+        Duration::from_nanos((fixed + per_unit * cost as f64).max(0.0) as u64)
+    }
+}
 
 impl Load {
     fn new() -> Load {
         Load {
             queued: AtomicUsize::new(0),
             queued_cost: AtomicUsize::new(0),
-            nanos_per_cost: AtomicU64::new(0),
+            cost_model: Mutex::new(CostModel::default()),
             busy_until: AtomicU64::new(0),
-            last_batch: AtomicU64::new(0),
-            max_scored_cost: AtomicUsize::new(0),
             epoch: Instant::now(),
         }
     }
 
+    /// The expected time of a batch of `cost` (zero before any batch has been scored).
     fn time_for(&self, cost: usize) -> Duration {
-        Duration::from_nanos(self.nanos_per_cost.load(Ordering::Relaxed)) * cost as u32
+        self.cost_model
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .time_for(cost)
     }
 
     fn waiting(&self, job_cost: usize) {
@@ -88,26 +145,16 @@ impl Load {
         self.busy_until.store(nanos, Ordering::Relaxed);
     }
 
-    fn batch_ended(&self, cost: usize) {
-        let nanos = self.epoch.elapsed().as_nanos() as u64;
-        self.last_batch.store(nanos.max(1), Ordering::Relaxed);
-        self.max_scored_cost.fetch_max(cost, Ordering::Relaxed);
+    fn batch_ended(&self, cost: usize, took: Duration) {
+        self.cost_model
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .observe(cost, took.as_nanos() as f64);
     }
 
-    /// Whether the estimate may refuse a job of `cost` while nothing else waits: the job is
-    /// costlier than any batch scored (typical jobs always get through, so their batches keep
-    /// the estimate current) and a batch has ended within [`ESTIMATE_TRUSTED_FOR`].
-    fn may_refuse_alone(&self, cost: usize) -> bool {
-        let recent = match self.last_batch.load(Ordering::Relaxed) {
-            0 => false,
-            nanos => {
-                self.epoch
-                    .elapsed()
-                    .saturating_sub(Duration::from_nanos(nanos))
-                    < ESTIMATE_TRUSTED_FOR
-            }
-        };
-        recent && cost > self.max_scored_cost.load(Ordering::Relaxed)
+    /// Whether a batch is being scored now.
+    fn scoring(&self) -> bool {
+        self.busy_until.load(Ordering::Relaxed) != 0
     }
 
     /// What is left of the batch being scored, by the estimate it started with.
@@ -180,14 +227,16 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
     }
 
     /// Whether a job of `cost` due by `deadline` would be queued now: callers check before
-    /// they spend time preparing a request that would be refused.
+    /// they spend time preparing a request that would be refused. A job is refused only for work
+    /// queued or being scored ahead of it: an idle worker takes any job the request limits let
+    /// through (an estimate must never refuse on its own, with no batch to correct it).
     pub fn admits(&self, cost: usize, deadline: Instant) -> Result<(), BatchError> {
-        // With nothing queued a job is refused only when it is costlier than any batch scored
-        // and the estimate is recent: one slow batch must not make the estimate refuse every
-        // later job for good, with no new batch to correct it.
+        let busy = self.load.queued.load(Ordering::Relaxed) > 0 || self.load.scoring();
+        if !busy {
+            return Ok(());
+        }
         let wait = self.expected_wait(cost);
-        let queued = self.load.queued.load(Ordering::Relaxed) > 0;
-        if (queued || self.load.may_refuse_alone(cost)) && Instant::now() + wait > deadline {
+        if Instant::now() + wait > deadline {
             return Err(BatchError::WouldMissDeadline { retry_after: wait });
         }
         Ok(())
@@ -285,17 +334,8 @@ fn work<Req, Resp>(
             live.into_iter().map(|j| (j.request, j.reply)).unzip();
         let started = Instant::now();
         let responses = handler(requests);
+        load.batch_ended(live_cost, started.elapsed());
         load.scoring_until(None);
-        load.batch_ended(live_cost);
-        let per_cost = started.elapsed().as_nanos() as u64 / live_cost.max(1) as u64;
-        // Moving average with weight 1/4 on the newest batch.
-        let old = load.nanos_per_cost.load(Ordering::Relaxed);
-        let average = if old == 0 {
-            per_cost
-        } else {
-            (3 * old + per_cost) / 4
-        };
-        load.nanos_per_cost.store(average, Ordering::Relaxed);
         for (reply, response) in replies.into_iter().zip(responses) {
             // The caller may have timed out meanwhile; nobody is left to tell.
             let _ = reply.send(Ok(response));
@@ -422,15 +462,30 @@ mod tests {
 
     #[tokio::test]
     async fn a_job_due_before_its_batch_would_finish_is_not_scored() {
-        let (batcher, sizes) = timed(Duration::from_millis(200), 1);
+        // Every batch takes 200 ms but the one with job 2, which takes 400 ms: longer than the
+        // estimate that admitted the jobs behind it.
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        let limits = BatchLimits {
+            max_jobs: 1,
+            max_cost: 100,
+            queue_len: 64,
+        };
+        let batcher = Batcher::spawn("slow", limits, move |reqs: Vec<u32>| {
+            seen.lock().unwrap().push(reqs.len());
+            let ms = if reqs.contains(&2) { 400 } else { 200 };
+            std::thread::sleep(Duration::from_millis(ms));
+            reqs
+        });
         // One batch teaches the worker that a job takes ~200 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
         let busy = batcher.enqueue(2, 1, later()).unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        // Its batch forms when the busy one is done (~200 ms) and would end at ~400 ms, with
-        // another job waiting behind it.
+        // Admitted (~180 ms left of the busy batch by the estimate, then ~200 ms of its own:
+        // within 450 ms), but its batch forms only when the busy one is done (~380 ms from now)
+        // and would end at ~580 ms, with another job waiting behind it.
         let doomed = batcher
-            .enqueue(3, 1, Instant::now() + Duration::from_millis(300))
+            .enqueue(3, 1, Instant::now() + Duration::from_millis(450))
             .unwrap();
         let behind = batcher.enqueue(4, 1, later()).unwrap();
         assert_eq!(busy.await, Ok(Ok(2)));
@@ -515,18 +570,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_job_too_costly_to_answer_in_time_is_refused_even_by_an_idle_worker() {
+    async fn an_idle_worker_takes_any_job_whatever_its_estimate() {
         let (batcher, sizes) = timed(Duration::from_millis(100), 8);
         // One batch teaches the worker that a unit of cost takes ~100 ms.
         assert_eq!(batcher.submit(1, 1, later()).await, Ok(1));
-        let soon = || Instant::now() + Duration::from_millis(1000);
-        // Alone it would take ~3 s: refused at once, never scored.
+        let soon = Instant::now() + Duration::from_millis(5000);
+        // By that estimate it would take ~3 s, but nothing is ahead of it: taken, not refused.
+        let taken = batcher.enqueue(2, 30, soon).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        // Behind it, work is being scored ahead: refused by the estimate.
         assert!(matches!(
-            batcher.enqueue(2, 30, soon()),
+            batcher.enqueue(3, 30, Instant::now() + Duration::from_millis(500)),
             Err(BatchError::WouldMissDeadline { .. })
         ));
-        // One that fits is still taken.
-        assert_eq!(batcher.submit(3, 1, soon()).await, Ok(3));
+        assert_eq!(taken.await, Ok(Ok(2)));
         assert_eq!(*sizes.lock().unwrap(), vec![1, 1]);
+    }
+
+    #[test]
+    fn the_cost_model_separates_a_fixed_part_from_a_part_per_unit() {
+        let mut model = CostModel::default();
+        assert_eq!(model.time_for(100), Duration::ZERO, "nothing known yet");
+        // Tiny probes alone: time proportional to cost, as before any spread of costs.
+        for _ in 0..3 {
+            model.observe(2, 40e6);
+        }
+        assert_eq!(model.time_for(2), Duration::from_millis(40));
+        // 40 ms fixed + 1 ms a unit, seen at several costs: a 450-unit job takes ~490 ms,
+        // not the 9 s that 20 ms a unit (the probes' ratio) would say.
+        for cost in [2usize, 30, 100, 2, 250] {
+            model.observe(cost, 40e6 + 1e6 * cost as f64);
+        }
+        let t = model.time_for(450).as_secs_f64();
+        assert!((0.45..0.53).contains(&t), "{t}");
+        let (fixed, per_unit) = model.fit();
+        assert!(fixed > 0.0 && per_unit > 0.0, "{fixed} {per_unit}");
     }
 }

@@ -1058,3 +1058,43 @@ async fn the_model_field_picks_among_the_served_rerankers() {
         serde_json::json!(["wo-rr", "wo"])
     );
 }
+
+/// A reranker with a fixed cost per call and a cost per pair, like a model's pass.
+struct Paced;
+
+impl ansel_model::Ranker for Paced {
+    fn name(&self) -> &str {
+        "paced"
+    }
+
+    fn score(&self, q: &Question) -> ansel_model::Result<Vec<f32>> {
+        std::thread::sleep(Duration::from_millis(40 + 2 * q.candidates.len() as u64));
+        Ok(vec![0.5; q.candidates.len()])
+    }
+}
+
+#[tokio::test]
+async fn tiny_requests_do_not_make_an_idle_server_refuse_a_large_one() {
+    // The audit's case: one-word probes, then 30 sentences (about 100 ms of work here) on an
+    // otherwise idle server got 503 "the work queued ahead would take about 2151 ms".
+    let dir = tempfile::tempdir().unwrap();
+    let state = state_with_reranker(dir.path(), Limits::default(), Box::new(Paced));
+    for _ in 0..3 {
+        let (status, text) = call(
+            &state,
+            "POST",
+            "/rerank",
+            r#"{"query": "bees", "texts": ["hive"]}"#,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+    }
+    let sentence = "A worker bee lives about six weeks in summer and longer in winter.";
+    let texts = vec![sentence; 30];
+    let body =
+        serde_json::json!({"query": "How long does a worker bee live in summer?", "texts": texts});
+    for _ in 0..3 {
+        let (status, text) = call(&state, "POST", "/rerank", &body.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{text}");
+    }
+}
