@@ -81,6 +81,12 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// Names a request may give as its `model` (Cohere routes); empty: any name.
     pub served_models: Vec<String>,
+    /// Bytes in one text: bounds what a "word" of punctuation, digits or CJK (which the word
+    /// limits count as one word) may cost a tokenizer.
+    pub max_text_bytes: usize,
+    /// Tokens `/tokenize` returns for one input, and for one request.
+    pub max_tokens_per_text: usize,
+    pub max_request_tokens: usize,
 }
 
 impl Default for Limits {
@@ -98,6 +104,9 @@ impl Default for Limits {
             body_timeout: Duration::from_secs(10),
             max_in_flight: 512,
             served_models: Vec::new(),
+            max_text_bytes: 16 * 1024,
+            max_tokens_per_text: 2048,
+            max_request_tokens: 32_768,
         }
     }
 }
@@ -623,6 +632,7 @@ async fn score_texts(
         return Err(ApiError::validation("`query` is empty"));
     }
     let mut words = within_words(query, "query", limits.max_words_per_text)?;
+    within_bytes(query, "query", limits.max_text_bytes)?;
     if texts.is_empty() {
         return Err(ApiError::validation(format!("`{}` is empty", fit.field)));
     }
@@ -636,11 +646,13 @@ async fn score_texts(
     }
     let mut candidates = Vec::with_capacity(texts.len());
     for (index, text) in texts.iter().enumerate() {
-        let text =
-            fit_words(text, fit.max_words, fit.truncate, fit.direction).ok_or_else(|| {
+        let text = fit_words(text, fit.max_words, fit.truncate, fit.direction)
+            .and_then(|text| fit_bytes(text, limits.max_text_bytes, fit.truncate))
+            .ok_or_else(|| {
                 ApiError::too_large(format!(
-                    "`{}[{index}]` has more than {} words; send \"truncate\": true to cut it",
-                    fit.field, fit.max_words
+                    "`{}[{index}]` has more than {} words or {} bytes; send \"truncate\": true \
+                     to cut it",
+                    fit.field, fit.max_words, limits.max_text_bytes
                 ))
             })?;
         words += word_count(&text);
@@ -680,6 +692,34 @@ fn within_words(text: &str, name: &str, max: usize) -> ApiResult<usize> {
         )));
     }
     Ok(words)
+}
+
+/// The bytes of `text` (field `name`), or 413 when there are more than `max`.
+fn within_bytes(text: &str, name: &str, max: usize) -> ApiResult<()> {
+    if text.len() > max {
+        return Err(ApiError::too_large(format!(
+            "`{name}` has {} bytes, more than the limit of {max}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary) when `truncate`; `None` when it
+/// is longer and truncation was not asked for.
+fn fit_bytes(mut text: String, max: usize, truncate: bool) -> Option<String> {
+    if text.len() <= max {
+        return Some(text);
+    }
+    if !truncate {
+        return None;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    Some(text)
 }
 
 /// `text` cut to `max_words` words (from the end with `Left`), or `None` when

@@ -1098,3 +1098,112 @@ async fn tiny_requests_do_not_make_an_idle_server_refuse_a_large_one() {
         assert_eq!(status, StatusCode::OK, "{text}");
     }
 }
+
+/// A reranker whose tokenizer gives one token per byte, as real tokenizers do with runs of
+/// punctuation or digits (one whitespace "word" to the word limits).
+struct ByteTokens;
+
+impl ansel_model::Ranker for ByteTokens {
+    fn name(&self) -> &str {
+        "bytes"
+    }
+
+    fn score(&self, question: &Question) -> ansel_model::Result<Vec<f32>> {
+        Ok(vec![0.0; question.candidates.len()])
+    }
+
+    fn tokenize(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        _special: bool,
+    ) -> Option<ansel_model::Result<Vec<ansel_model::Token>>> {
+        let bytes = text.len() + pair.map_or(0, str::len);
+        Some(Ok((0..bytes)
+            .map(|i| ansel_model::Token {
+                id: 1,
+                text: ".".into(),
+                special: false,
+                start: Some(i),
+                stop: Some(i + 1),
+            })
+            .collect()))
+    }
+}
+
+#[tokio::test]
+async fn tokenize_bounds_tokens_not_only_words() {
+    // The audit's bomb: one "word" of punctuation gave a million tokens (a 67.8 MB response).
+    let dir = tempfile::tempdir().unwrap();
+    let state = state_with_reranker(dir.path(), Limits::default(), Box::new(ByteTokens));
+    let limits = Limits::default();
+    let bomb = ".,".repeat(limits.max_text_bytes);
+    let body = serde_json::json!({"inputs": bomb}).to_string();
+    let (status, text) = call(&state, "POST", "/tokenize", &body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(
+        text.contains("inputs[0]") && text.contains("bytes"),
+        "{text}"
+    );
+    // Under the byte limit but over the tokens of one input.
+    let long = ".".repeat(limits.max_tokens_per_text + 1);
+    let body = serde_json::json!({"inputs": [long]}).to_string();
+    let (status, text) = call(&state, "POST", "/tokenize", &body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(
+        text.contains("inputs[0]") && text.contains("tokens"),
+        "{text}"
+    );
+    // Every input within its limits, the request over its total.
+    let each = ".".repeat(limits.max_tokens_per_text);
+    let n = limits.max_request_tokens / limits.max_tokens_per_text + 1;
+    let body = serde_json::json!({"inputs": vec![each; n]}).to_string();
+    let (status, text) = call(&state, "POST", "/tokenize", &body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    assert!(text.contains("the request has more than"), "{text}");
+    // /rerank takes the byte limit too (a word of punctuation is one word).
+    let body = serde_json::json!({"query": "q", "texts": [".,".repeat(limits.max_text_bytes)]});
+    let (status, text) = call(&state, "POST", "/rerank", &body.to_string()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
+    let body = serde_json::json!({"query": "q", "texts": [".,".repeat(limits.max_text_bytes)], "truncate": true});
+    let (status, text) = call(&state, "POST", "/rerank", &body.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_heads_over_64_kib_get_431() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = test_state(dir.path(), Limits::default());
+    let (addr, stop, server) = serve_on_loopback(state, ConnectionLimits::default()).await;
+    let head = |value: &str| {
+        format!("GET /health HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\nx-pad: {value}\r\n\r\n")
+    };
+    let fixed = head("").len();
+    // 64 KiB is served, a byte more is not (the guide's cap); so are 70,000 bytes in one header
+    // and 90 headers of 1,000 bytes, which hyper's buffer alone let through.
+    let many = (0..90)
+        .map(|i| format!("x-h{i}: {}\r\n", "a".repeat(1000)))
+        .collect::<String>();
+    let cases = [
+        (head(&"a".repeat(guard::MAX_HEAD_BYTES - fixed)), "200 OK"),
+        (head(&"a".repeat(guard::MAX_HEAD_BYTES + 1 - fixed)), "431"),
+        (head(&"a".repeat(70_000 - fixed)), "431"),
+        (
+            format!("GET /health HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n{many}\r\n"),
+            "431",
+        ),
+    ];
+    for (request, expected) in cases {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {expected}")),
+            "{} bytes: {answer:.100}",
+            request.len()
+        );
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

@@ -1,10 +1,12 @@
 //! TEI's `POST /tokenize`: the tokens the served reranker reads for a text, or for a
 //! (query, passage) pair laid out as the model reads it, with their byte offsets.
 
-use crate::{measured, parse_body, within_words, ApiError, AppState};
+use crate::{
+    arrived, measured, parse_body, within_bytes, within_words, ApiError, AppState, Arrival,
+};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -86,8 +88,10 @@ fn checked_inputs(
     let mut words = 0;
     for (i, (text, pair)) in inputs.iter().enumerate() {
         words += within_words(text, &format!("inputs[{i}]"), limits.max_words_per_text)?;
+        within_bytes(text, &format!("inputs[{i}]"), limits.max_text_bytes)?;
         if let Some(pair) = pair {
             words += within_words(pair, &format!("inputs[{i}][1]"), limits.max_words_per_text)?;
+            within_bytes(pair, &format!("inputs[{i}][1]"), limits.max_text_bytes)?;
         }
     }
     if words > limits.max_request_words {
@@ -107,24 +111,31 @@ fn checked_inputs(
     request_body = TokenizeRequest,
     responses(
         (status = 200, description = "The tokens of each input, in order", body = Vec<Vec<SimpleToken>>),
+        (status = 413, description = "Too many inputs, words, bytes or tokens (per input and per request)", body = crate::openapi::ErrorBody),
         (status = 422, description = "Invalid input, or the served model is lexical (no tokens)", body = crate::openapi::ErrorBody),
     ),
 )]
 pub(crate) async fn tokenize(
     State(state): State<Arc<AppState>>,
+    arrival: Option<Extension<Arrival>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/tokenize", async {
         let request: TokenizeRequest = parse_body(body, state.limits.max_body_bytes)?;
         let inputs = checked_inputs(&state, request.inputs)?;
         let special = request.add_special_tokens;
         let worker = state.clone();
-        // Tokenizing up to the request limits takes milliseconds: off the async threads.
-        tokio::task::spawn_blocking(move || {
+        // Tokenizing up to the request limits takes milliseconds: off the async threads, and
+        // within the request's deadline like every scoring route.
+        let job = tokio::task::spawn_blocking(move || {
+            let limits = &worker.limits;
             let rerank = &worker.answerer.cascade.rerank;
+            let mut total = 0;
             inputs
                 .iter()
-                .map(|(text, pair)| {
+                .enumerate()
+                .map(|(i, (text, pair))| {
                     let tokens = rerank
                         .tokenize(text, pair.as_deref(), special)
                         .ok_or_else(|| {
@@ -136,6 +147,21 @@ pub(crate) async fn tokenize(
                             ))
                         })?
                         .map_err(|e| crate::model_failure(&e))?;
+                    // The byte limit bounds the tokens of one input; these bound the response.
+                    if tokens.len() > limits.max_tokens_per_text {
+                        return Err(ApiError::too_large(format!(
+                            "`inputs[{i}]` has {} tokens, more than the limit of {}",
+                            tokens.len(),
+                            limits.max_tokens_per_text
+                        )));
+                    }
+                    total += tokens.len();
+                    if total > limits.max_request_tokens {
+                        return Err(ApiError::too_large(format!(
+                            "the request has more than {} tokens; split it",
+                            limits.max_request_tokens
+                        )));
+                    }
                     Ok(tokens
                         .into_iter()
                         .map(|t| SimpleToken {
@@ -148,15 +174,20 @@ pub(crate) async fn tokenize(
                         .collect())
                 })
                 .collect::<Result<Vec<Vec<SimpleToken>>, ApiError>>()
-        })
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Backend",
-                format!("tokenizer: {e}"),
-            )
-        })?
+        });
+        match tokio::time::timeout_at(deadline.into(), job).await {
+            Ok(done) => done.map_err(|e| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Backend",
+                    format!("tokenizer: {e}"),
+                )
+            })?,
+            Err(_) => Err(ApiError::overloaded(
+                "no answer before the request's deadline",
+                std::time::Duration::from_secs(1),
+            )),
+        }
     })
     .await
 }

@@ -44,6 +44,16 @@ pub struct ServeArgs {
     /// Words one /rerank request may send, query and texts together (413 beyond).
     #[arg(long, default_value_t = Limits::default().max_request_words)]
     max_request_words: usize,
+    /// Bytes one text may have (a run of punctuation or digits is one "word" but many tokens);
+    /// longer ones need "truncate": true on /rerank and are cut on the Cohere routes.
+    #[arg(long, default_value_t = Limits::default().max_text_bytes)]
+    max_text_bytes: usize,
+    /// Tokens /tokenize returns for one input (413 beyond).
+    #[arg(long, default_value_t = Limits::default().max_tokens_per_text)]
+    max_tokens_per_text: usize,
+    /// Tokens /tokenize returns for one request (413 beyond).
+    #[arg(long, default_value_t = Limits::default().max_request_tokens)]
+    max_request_tokens: usize,
     /// Words a worker scores in one batch.
     #[arg(long, default_value_t = Limits::default().max_batch_words)]
     max_batch_words: usize,
@@ -96,6 +106,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         body_timeout: Duration::from_millis(args.body_timeout_ms),
         max_in_flight: args.max_in_flight,
         served_models: args.served_models,
+        max_text_bytes: args.max_text_bytes,
+        max_tokens_per_text: args.max_tokens_per_text,
+        max_request_tokens: args.max_request_tokens,
         ..Limits::default()
     };
     let ip = args.addr.ip();
