@@ -57,11 +57,15 @@ pub enum IndexError {
         model: String,
         why: String,
     },
-    #[error("index {}: {source}", path.display())]
+    #[error("index {}: {source} (if a file of the index was damaged, `ansel index --check --index {}` \
+             names it)", path.display(), path.display())]
     Tantivy {
         path: PathBuf,
         source: tantivy::TantivyError,
     },
+    #[error("index {}: damaged: {}; its answers cannot be trusted: rebuild it from its documents \
+             into a new folder (`ansel index --index NEW PATH...`) or restore a backup", path.display(), files.join("; "))]
+    Damaged { path: PathBuf, files: Vec<String> },
 }
 
 impl IndexError {

@@ -239,6 +239,80 @@ impl SentenceIndex {
         &self.dir
     }
 
+    /// What is wrong with tantivy's list of the files it manages (`.managed.json`, `list`):
+    /// every file of the searched segments must be on it, or a later merge may lose track of it.
+    fn unlisted_files(&self, list: &serde_json::Value) -> Option<String> {
+        let Some(listed) = list.as_array() else {
+            return Some("not a list of file names".into());
+        };
+        let listed: std::collections::HashSet<&str> =
+            listed.iter().filter_map(|v| v.as_str()).collect();
+        let searcher = self.reader.searcher();
+        let mut missing: Vec<String> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let id = segment.segment_id().uuid_string();
+            for entry in std::fs::read_dir(&self.dir).ok()?.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(&id) && !listed.contains(name.as_str()) {
+                    missing.push(name);
+                }
+            }
+        }
+        missing.sort();
+        (!missing.is_empty()).then(|| format!("does not list {}", missing.join(", ")))
+    }
+
+    /// Checks every file of the index against what was written: each segment file's checksum
+    /// (tantivy keeps one in its footer), that tantivy's `meta.json` and `.managed.json` and
+    /// ansel's settings parse, and the dense vectors' file against its record. Names every
+    /// damaged file ([`IndexError::Damaged`]).
+    pub fn check(&self) -> Result<(), IndexError> {
+        let mut damaged: Vec<String> = Vec::new();
+        for name in ["meta.json", ".managed.json"] {
+            let path = self.dir.join(name);
+            match std::fs::read(&path) {
+                Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Err(e) => damaged.push(format!("{} (not valid JSON: {e})", path.display())),
+                    Ok(value) if name == ".managed.json" => {
+                        if let Some(why) = self.unlisted_files(&value) {
+                            damaged.push(format!("{} ({why})", path.display()));
+                        }
+                    }
+                    Ok(_) => {}
+                },
+                Err(e) => damaged.push(format!("{} ({e})", path.display())),
+            }
+        }
+        match self.index.validate_checksum() {
+            Ok(files) => {
+                let mut files: Vec<String> = files
+                    .into_iter()
+                    .map(|f| format!("{} (checksum mismatch)", self.dir.join(f).display()))
+                    .collect();
+                files.sort();
+                damaged.extend(files);
+            }
+            Err(e) => damaged.push(format!("a segment file ({e})")),
+        }
+        match self.dense_settings() {
+            Ok(Some(_)) => {
+                if let Err(e) = self.snapshot().check_vectors() {
+                    damaged.push(e.to_string());
+                }
+            }
+            Ok(None) => {}
+            Err(e) => damaged.push(e.to_string()),
+        }
+        if damaged.is_empty() {
+            Ok(())
+        } else {
+            Err(IndexError::Damaged {
+                path: self.dir.clone(),
+                files: damaged,
+            })
+        }
+    }
+
     /// What `ansel-index.json` records now about the index's dense vectors (`None`: it has none).
     pub fn dense_settings(&self) -> Result<Option<DenseSettings>, IndexError> {
         Ok(Settings::read(&self.dir)?.dense)

@@ -132,10 +132,13 @@ impl CascadeOptions {
         Ok(retriever)
     }
 
-    /// Opens the index and builds the cascade; lexical models take their term statistics from
-    /// every sentence in the index.
+    /// Opens the index, checks every file of it (a damaged one stops here, named, instead of
+    /// giving wrong answers later: `SentenceIndex::check`) and builds the cascade; lexical models
+    /// take their term statistics from every sentence in the index.
     pub fn answerer(&self) -> Result<Answerer> {
-        self.answerer_over(SentenceIndex::open(&self.index)?)
+        let index = SentenceIndex::open(&self.index)?;
+        index.check()?;
+        self.answerer_over(index)
     }
 
     /// The cascade over an index already open (one that is being written to, say).

@@ -35,8 +35,12 @@ pub struct IndexArgs {
     /// default, chosen by measured recall and search time), `f16` or `f32`.
     #[arg(long, value_parser = VectorFormat::NAMES, requires = "dense")]
     dense_format: Option<String>,
+    /// Check the index instead of adding to it: every segment file against its checksum, the
+    /// index's JSON files and its dense vectors; names each damaged file and exits 1.
+    #[arg(long, conflicts_with_all = ["paths", "dense", "unit"])]
+    check: bool,
     /// Files or folders of documents: .txt, .md, .markdown, .jsonl/.ndjson ({"id", "title", "text"} a line).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "check")]
     paths: Vec<PathBuf>,
 }
 
@@ -45,6 +49,20 @@ pub fn run(args: IndexArgs) -> Result<()> {
         anyhow::bail!("--commit-every must be at least 1");
     }
     let start = Instant::now();
+    if args.check {
+        let index = ansel_index::SentenceIndex::open(&args.index)?;
+        index.check()?;
+        let stats = index.stats()?;
+        println!(
+            "{}: every file checked in {:.2} s; {} documents, {} {}s",
+            args.index.display(),
+            start.elapsed().as_secs_f64(),
+            stats.documents,
+            stats.sentences,
+            index.unit().name()
+        );
+        return Ok(());
+    }
     let checked = check_files(&args.paths, args.max_document_bytes)?;
     let unit = match args.unit.as_deref() {
         Some("passage") => Some(Unit::Passage),
