@@ -60,10 +60,11 @@ fn host_name(value: &str) -> String {
 }
 
 fn bearer_matches(value: Option<&HeaderValue>, key: &str) -> bool {
-    let Some(given) = value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+    // The scheme is case-insensitive (RFC 9110 11.1): `bearer KEY` is as good as `Bearer KEY`.
+    let Some(given) = value.and_then(|v| v.to_str().ok()).and_then(|v| {
+        let (scheme, rest) = v.split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then_some(rest)
+    }) else {
         return false;
     };
     // Constant time in the key's length: no early exit on the first differing byte.
@@ -125,6 +126,17 @@ fn head_bytes(request: &Request) -> usize {
 async fn check(state: &AppState, arrival: Instant, request: Request, next: Next) -> Response {
     let security = &state.security;
     let limits = &state.limits;
+    // HTTP/1.1 requests carry exactly one Host (RFC 9112 3.2): none, or two that may disagree,
+    // is a client error, not a request for the first one named.
+    let hosts = request.headers().get_all(header::HOST).iter().count();
+    if request.version() == axum::http::Version::HTTP_11 && hosts != 1 {
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "Validation",
+            format!("an HTTP/1.1 request needs exactly one Host header; this one has {hosts}"),
+        )
+        .into_response();
+    }
     let head = head_bytes(&request);
     if head > MAX_HEAD_BYTES {
         return ApiError::new(

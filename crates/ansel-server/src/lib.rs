@@ -885,7 +885,12 @@ async fn ask(
         if let Some(kind) = request.retriever {
             let answerer = &state.answerer;
             if let Err(e) = answerer.retriever.check(&answerer.index, kind) {
-                return Err(ApiError::validation(format!("`retriever`: {e}")));
+                // The server's own path is none of the client's business.
+                let message = e.to_string().replace(
+                    &format!("index {}:", answerer.index.dir().display()),
+                    "this index",
+                );
+                return Err(ApiError::validation(format!("`retriever`: {message}")));
             }
         }
         // The cascade stops reranking in time to answer within the limit; the budget counts

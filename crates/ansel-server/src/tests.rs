@@ -50,6 +50,7 @@ async fn call(state: &Arc<AppState>, method: &str, uri: &str, body: &str) -> (St
     let request = Request::builder()
         .method(method)
         .uri(uri)
+        .header("host", "localhost")
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .unwrap();
@@ -195,9 +196,11 @@ async fn ask_takes_a_retriever_and_refuses_one_the_index_cannot_serve() {
         let (status, text) = call(&state, "POST", "/ask", &body).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
         assert!(
-            text.contains("`retriever`") && text.contains("has no dense vectors"),
+            text.contains("`retriever`") && text.contains("this index has no dense vectors"),
             "{text}"
         );
+        let path = dir.path().display().to_string();
+        assert!(!text.contains(&path), "the server's path leaks: {text}");
     }
     let (status, text) = call(
         &state,
@@ -498,6 +501,22 @@ async fn the_api_key_host_list_and_json_content_type_are_enforced() {
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // The scheme is case-insensitive.
+    let mut lower = post("localhost", None, "application/json", body);
+    lower
+        .headers_mut()
+        .insert("authorization", "bearer s3cret".parse().unwrap());
+    let (status, text) = send(&state, lower).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    // HTTP/1.1 needs exactly one Host: none, or two, is a bad request.
+    let mut no_host = post("localhost", Some("s3cret"), "application/json", body);
+    no_host.headers_mut().remove("host");
+    assert_eq!(send(&state, no_host).await.0, StatusCode::BAD_REQUEST);
+    let mut two_hosts = post("localhost", Some("s3cret"), "application/json", body);
+    two_hosts
+        .headers_mut()
+        .append("host", "evil.example".parse().unwrap());
+    assert_eq!(send(&state, two_hosts).await.0, StatusCode::BAD_REQUEST);
     // A DNS-rebinding page reaches the server under its own name.
     let (status, text) = send(
         &state,
