@@ -223,6 +223,17 @@ impl Index {
     fn add(&self, py: Python<'_>, documents: &Bound<'_, PyList>) -> PyResult<usize> {
         let mut read = Vec::with_capacity(documents.len());
         for (i, item) in documents.iter().enumerate() {
+            // As `ansel index` refuses a JSON line with fields it does not know.
+            if let Ok(dict) = item.cast::<PyDict>() {
+                for key in dict.keys() {
+                    let key: String = key.extract().unwrap_or_default();
+                    if !["id", "title", "text"].contains(&key.as_str()) {
+                        return Err(AnselError::new_err(format!(
+                            "documents[{i}]: unknown field {key:?} (a document is {{\"id\", \"title\", \"text\"}})"
+                        )));
+                    }
+                }
+            }
             let field = |name: &str, required: bool| -> PyResult<String> {
                 let value = item.get_item(name).ok().filter(|v| !v.is_none());
                 match value {
@@ -294,6 +305,9 @@ impl Index {
     ) -> PyResult<Bound<'py, PyList>> {
         if top_k == 0 {
             return Err(AnselError::new_err("top_k must be at least 1"));
+        }
+        if question.trim().is_empty() {
+            return Err(AnselError::new_err("question is empty"));
         }
         let retriever = retriever.map(parse_retriever).transpose()?;
         let answers = py.detach(|| {

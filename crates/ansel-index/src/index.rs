@@ -157,7 +157,27 @@ impl SentenceIndex {
     /// there is none. A folder that holds other files is refused, so an index
     /// never spills into, say, the documents' own folder.
     pub fn open_or_create(dir: &Path) -> Result<SentenceIndex, IndexError> {
-        std::fs::create_dir_all(dir).map_err(|e| IndexError::io(dir, e))?;
+        if dir.exists() && !dir.is_dir() {
+            return Err(IndexError::io(
+                dir,
+                std::io::Error::other("a file, not a folder; give the index a folder of its own"),
+            ));
+        }
+        // The index's own folder is created, not the folders above it: a typo in a parent
+        // path is an error, not a new tree.
+        if !dir.exists() {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(parent) = parent.filter(|p| !p.is_dir()) {
+                return Err(IndexError::io(
+                    dir,
+                    std::io::Error::other(format!(
+                        "cannot create the index: its parent folder {} does not exist",
+                        parent.display()
+                    )),
+                ));
+            }
+            std::fs::create_dir(dir).map_err(|e| IndexError::io(dir, e))?;
+        }
         let has_files = std::fs::read_dir(dir)
             .map_err(|e| IndexError::io(dir, e))?
             .next()

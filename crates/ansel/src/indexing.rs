@@ -35,6 +35,9 @@ pub struct CheckedFiles {
 /// Reads every document under `paths` and keeps none: bad input stops here, before any index
 /// changes, naming the file and line; memory stays bounded by the largest document.
 pub fn check_files(paths: &[PathBuf], max_document_bytes: usize) -> Result<CheckedFiles> {
+    if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+        bail!("{}: no such file or folder", missing.display());
+    }
     let files = document_files_of(paths)?;
     let mut documents = 0usize;
     for (file, id_base) in &files {
