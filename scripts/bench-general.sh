@@ -53,5 +53,23 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     done
   done
 fi
+# Latency per 30 pairs (LATENCY=1; a quiet machine): each model scores 20 lists of 30 SQuAD
+# paragraphs (squad-passage's first 20 questions) and 20 of 30 WikiQA-length sentences
+# (squad-sent-dev-x's first 20, cut to 30), each list on its own as /rerank does.
+if [ -n "${LATENCY:-}" ]; then
+  mkdir -p "$work/latency"
+  head -20 "$suite/squad-passage.jsonl" >"$work/latency/passages-30.jsonl"
+  python3 -c 'import json,sys
+for line in list(open(sys.argv[1]))[:20]:
+    q = json.loads(line); q["candidates"] = q["candidates"][:30]; print(json.dumps(q))' \
+    "$suite/squad-sent-dev-x.jsonl" >"$work/latency/sentences-30.jsonl"
+  for m in "${models[@]}"; do
+    for kind in passages sentences; do
+      out=$work/latency/$(basename "$m").$kind.json
+      [ -s "$out" ] && continue
+      "$ansel" bench --data "$work/latency/$kind-30.jsonl" --model "$m" --per-question --repeat 1 >"$out"
+    done
+  done
+fi
 # shellcheck disable=SC2086
 python3 scripts/general-report.py "$work" $sets

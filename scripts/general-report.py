@@ -254,6 +254,35 @@ def page(work, sets, data, models, table, grids, chosen):
             vals = [g[s][PRIMARY[s]] for s in sets]
             out.append(f"| {l} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
         out.append("")
+    latency = {}
+    for m in models:
+        for kind in ["passages", "sentences"]:
+            path = f"{work}/latency/{m}.{kind}.json"
+            if os.path.exists(path):
+                latency[(m, kind)] = json.load(open(path))["median_ms_per_question"]
+    if latency:
+        out += ["## Latency per 30 pairs\n",
+                "`LATENCY=1 bash scripts/bench-general.sh`: `ansel bench --per-question`, the median time to",
+                "score one list of 30 pairs on its own (as `/rerank` does), over 20 lists of SQuAD paragraphs",
+                "(squad-passage) and 20 of sentences (squad-sent-dev-x), 2 cores, one model at a time.\n",
+                "| model | 30 paragraphs (ms) | 30 sentences (ms) |", "|---|---|---|"]
+        for m in models:
+            if (m, "passages") in latency or (m, "sentences") in latency:
+                cell = lambda k: f"{latency[(m, k)]:.0f}" if (m, k) in latency else ""
+                out.append(f"| {m} | {cell('passages')} | {cell('sentences')} |")
+        out.append("")
+    ask_rows = read_jsonl("docs/results/general-reranker-ask.jsonl", missing_ok=True)
+    if ask_rows:
+        out += ["## Inside `ask`\n",
+                "`bash scripts/bench-general-ask.sh`: `ansel eval-ask` over the 500 dev questions of held-out",
+                "SQuAD articles (BM25 retrieves 20, the first model orders them, the second reranks its best 2),",
+                "over the held-out articles' own index and over the 118k-sentence index of SQuAD and WikiQA text;",
+                "P@1: the first answer holds the gold answer. p50/p99: milliseconds per question, 2 cores.\n",
+                "| index | cascade | P@1 | MRR | p50 ms | p99 ms |", "|---|---|---|---|---|---|"]
+        for r in ask_rows:
+            out.append(f"| {r['set']} | {r['cascade']} | {r['P@1']:.3f} | {r['MRR']:.3f} | "
+                       f"{r['p50_ms']:.0f} | {r['p99_ms']:.0f} |")
+        out.append("")
     out += ["## Cost\n",
             "Seconds per 30 pairs: `ansel rank`'s wall time over a whole set (model loading included) per 30",
             "pairs, on this 2-core machine while other work ran; a throughput, not a request latency.\n",

@@ -141,7 +141,25 @@ def test_add_checks_every_document_first(tmp_path):
         index.add([{"id": "a", "text": "Fine."}, {"id": "b"}])
     with pytest.raises(ansel.AnselError, match=r"documents\[0\]: field \"title\" is not a string"):
         index.add([{"id": "a", "title": 3, "text": "Fine."}])
+    with pytest.raises(ansel.AnselError, match=r"documents\[0\]: unknown field \"colour\""):
+        index.add([{"id": "a", "text": "Fine.", "colour": "red"}])
     assert index.stats() == {"documents": 0, "sentences": 0, "unit": "sentence"}
+
+
+def test_bad_paths_and_questions_are_named(tmp_path):
+    with pytest.raises(ansel.AnselError, match="parent folder .*no-such-dir.* does not exist"):
+        ansel.Index(tmp_path / "no-such-dir" / "idx")
+    assert not (tmp_path / "no-such-dir").exists()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(ansel.AnselError, match="a file, not a folder"):
+        ansel.Index(a_file)
+    index = ansel.Index(tmp_path / "idx", model="wo-rr", prune_model="none")
+    with pytest.raises(ansel.AnselError, match="missing.*no such file or folder"):
+        index.add_files([str(tmp_path / "missing")])
+    index.add([{"id": "a", "text": "Bees make honey."}])
+    with pytest.raises(ansel.AnselError, match="question is empty"):
+        index.ask("  ")
 
 
 def test_add_files_matches_the_command_line_and_names_the_bad_line(tmp_path):

@@ -44,6 +44,8 @@ const CACHE_LIMIT: usize = 50_000;
 /// A converted sentence encoder served as a [`Ranker`] (cosine of mean-pooled vectors).
 pub struct SentenceRanker {
     name: String,
+    /// Components of a vector (the encoder's hidden size).
+    dim: usize,
     session: Mutex<Session>,
     tokenizer: PairTokenizer,
     settings: SentenceSettings,
@@ -67,12 +69,18 @@ impl SentenceRanker {
         };
         Ok(SentenceRanker {
             name: card.name.clone(),
+            dim: config.hidden_size as usize,
             session: Mutex::new(session),
             tokenizer,
             settings,
             batch_size,
             cache: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Components of a vector.
+    pub fn dim(&self) -> usize {
+        self.dim
     }
 
     /// The card's settings.

@@ -13,7 +13,48 @@ use std::sync::Arc;
 /// directory (config.json, tokenizer.json, model.safetensors) with mean pooling. The index
 /// records it by name, or by absolute path when given a directory.
 pub fn load_encoder(spec: &str) -> Result<Arc<dyn Encoder>> {
-    load(spec).with_context(|| format!("cannot load the sentence encoder {spec}"))
+    load_onnx(spec)
+        .transpose()
+        .unwrap_or_else(|| load(spec))
+        .with_context(|| format!("cannot load the sentence encoder {spec}"))
+}
+
+/// A sentence encoder converted to ONNX (`ansel quantize` of a cosine bi-encoder, kind
+/// `sentence-encoder-onnx`), which needs no libtorch; `None` when `spec` names another model.
+fn load_onnx(spec: &str) -> Result<Option<Arc<dyn Encoder>>> {
+    let Ok(dir) = crate::models::model_dir(spec) else {
+        return Ok(None);
+    };
+    let card = ansel_model::ModelCard::read(&dir)?;
+    if card.kind != ansel_onnx::SENTENCE_KIND {
+        return Ok(None);
+    }
+    let ranker = ansel_onnx::SentenceRanker::load(&dir, &card)?;
+    let model = if std::path::Path::new(spec).is_dir() {
+        dir.canonicalize()?.to_string_lossy().into_owned()
+    } else {
+        spec.to_string()
+    };
+    Ok(Some(Arc::new(OnnxVectors { model, ranker })))
+}
+
+struct OnnxVectors {
+    model: String,
+    ranker: ansel_onnx::SentenceRanker,
+}
+
+impl Encoder for OnnxVectors {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn dim(&self) -> usize {
+        self.ranker.dim()
+    }
+
+    fn encode(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, String> {
+        self.ranker.encode(texts).map_err(|e| e.to_string())
+    }
 }
 
 /// The encoder that made `index`'s vectors, loaded by the name the index records and checked
@@ -35,7 +76,11 @@ pub fn query_encoder(index: &SentenceIndex) -> Result<Arc<dyn Encoder>> {
 
 #[cfg(not(feature = "torch"))]
 fn load(_spec: &str) -> Result<Arc<dyn Encoder>> {
-    bail!("dense vectors are made with libtorch, and this build has none; use the full build")
+    bail!(
+        "{_spec}: this build has no libtorch; make dense vectors with a sentence encoder in ONNX \
+         (`ansel quantize --model minilm-l6-cosine --out DIR`, or vendor/models/minilm-l6-cosine-int8 \
+         from scripts/sentence-encoders.sh) or use the full build"
+    )
 }
 
 #[cfg(feature = "torch")]

@@ -272,3 +272,37 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
         "{stderr}"
     );
 }
+
+/// The same, with the sentence encoder converted to an int8 ONNX graph (no libtorch needed):
+/// its vectors find the paraphrase too, and questions are encoded by it when the index reopens.
+#[test]
+fn an_onnx_sentence_encoder_makes_and_searches_the_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    write_corpus(&corpus);
+    let encoder = dir.path().join("minilm-int8");
+    succeed(&[
+        "quantize",
+        "--model",
+        "minilm-l6-cosine",
+        "--out",
+        encoder.to_str().unwrap(),
+    ]);
+    let index = dir.path().join("index");
+    let index = index.to_str().unwrap();
+    let summary = succeed(&[
+        "index",
+        "--index",
+        index,
+        "--dense",
+        encoder.to_str().unwrap(),
+        corpus.to_str().unwrap(),
+    ]);
+    assert!(summary.contains("(384 components, int8)"), "{summary}");
+    let answer = first_answer(index, "dense", "Which physician looks after kids?");
+    assert_eq!(
+        answer["answers"][0]["text"],
+        "A paediatrician is a doctor for children."
+    );
+}
