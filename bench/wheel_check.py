@@ -1,5 +1,6 @@
 """The light wheel (no libtorch) in a fresh environment, run from outside the checkout
-(scripts/build-wheels.sh): the default model (the full build's: an int8 ONNX cross-encoder), the
+(scripts/build-wheels.sh): the default model (the full build's: the general reranker, an int8 ONNX
+cross-encoder fused with an int8 ONNX sentence encoder), the
 efficient networks (their native forward pass) and another int8 ONNX cross-encoder score as
 `ansel rank` does (ONNX Runtime 1.31.1 in both), and a libtorch cross-encoder is refused with a way
 out.
@@ -15,7 +16,7 @@ import ansel
 repo, onnx_model = sys.argv[1], sys.argv[2]
 assert "/site-packages/" in ansel.__file__, ansel.__file__
 r = ansel.Ranker()
-assert r.model == "mpnet-base-squad-tanda-int8", r.model
+assert r.model == "mpnet-base-general", r.model
 ranked = r.rank("How tall is the tower?", ["Grass is green.", "The tower is 330 metres tall."])
 assert ranked[0][0] == 1, ranked
 print("default model without libtorch:", r.model, ranked)

@@ -5,6 +5,7 @@
 # SQuAD articles over their own index and over the 118k-sentence index (where latency is measured:
 # run it on a quiet machine). Rows go to docs/results/general-reranker-ask.jsonl (kept: the script
 # resumes); scripts/bench-general.sh renders them on docs/results/general-reranker.md.
+#   INDEXES="held-out" bash scripts/bench-general-ask.sh   # the held-out articles' index only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}
@@ -24,7 +25,13 @@ cascades=(
   "general student 20 -> general MPNet 2|mpnet-base-general|minilm-l6-general|2|20"
 )
 have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("set")==sys.argv[2] and json.loads(l).get("cascade")==sys.argv[3] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1" "$2"; }
-for set in "SQuAD dev, held-out articles|data/squad-index-dev" "SQuAD dev, large index|data/ask-index-large"; do
+read -ra indexes <<<"${INDEXES:-held-out large}"
+for which in "${indexes[@]}"; do
+  case $which in
+    held-out) set="SQuAD dev, held-out articles|data/squad-index-dev" ;;
+    large) set="SQuAD dev, large index|data/ask-index-large" ;;
+    *) echo "INDEXES: held-out or large, not $which" >&2; exit 2 ;;
+  esac
   IFS='|' read -r set_name index <<<"$set"
   for c in "${cascades[@]}"; do
     IFS='|' read -r name model prune keep retrieve <<<"$c"

@@ -37,10 +37,11 @@ if [ ! -f "$suite/suite.json" ]; then
 fi
 # The general suite, then the AS2 dev sets (all ansel JSON lines in $suite).
 sets="squad-passage squad-keyword squad-long trec-car semeval-cqa wikiqa-dev trecqa-dev-f squad-sent-dev-x"
-if [ -z "${REPORT_ONLY:-}" ]; then
+if [ -z "${REPORT_ONLY:-}" ] && [ -z "${LATENCY_ONLY:-}" ]; then
   for m in "${models[@]}"; do
     name=$(basename "$m")
-    for sname in $sets; do
+    # SETS="squad-long" scores only those sets (the page shows what is scored).
+    for sname in ${SETS:-$sets}; do
       file=$suite/$sname.jsonl
       out=$work/scores/$sname/$name.jsonl
       [ -s "$out" ] && continue
@@ -53,10 +54,10 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     done
   done
 fi
-# Latency per 30 pairs (LATENCY=1; a quiet machine): each model scores 20 lists of 30 SQuAD
+# Latency per 30 pairs (LATENCY=1, or LATENCY_ONLY=1 to skip the sets; a quiet machine): each model scores 20 lists of 30 SQuAD
 # paragraphs (squad-passage's first 20 questions) and 20 of 30 WikiQA-length sentences
 # (squad-sent-dev-x's first 20, cut to 30), each list on its own as /rerank does.
-if [ -n "${LATENCY:-}" ]; then
+if [ -n "${LATENCY:-}${LATENCY_ONLY:-}" ]; then
   mkdir -p "$work/latency"
   head -20 "$suite/squad-passage.jsonl" >"$work/latency/passages-30.jsonl"
   python3 -c 'import json,sys
@@ -67,7 +68,8 @@ for line in list(open(sys.argv[1]))[:20]:
     for kind in passages sentences; do
       out=$work/latency/$(basename "$m").$kind.json
       [ -s "$out" ] && continue
-      "$ansel" bench --data "$work/latency/$kind-30.jsonl" --model "$m" --per-question --repeat 1 >"$out"
+      "$ansel" bench --data "$work/latency/$kind-30.jsonl" --model "$m" --per-question --repeat 1 >"$out.tmp"
+      mv "$out.tmp" "$out"
     done
   done
 fi

@@ -15,14 +15,15 @@ cargo build --release -q -p ansel
 bash scripts/sentence-encoders.sh  # all-MiniLM-L6-v2 and all-mpnet-base-v2 as int8 ONNX sentence encoders
 
 echo "== main job: rank the sample questions with the default model and score the ranking"
-# mpnet-base-squad-tanda-int8 is rank's default (crates/ansel/src/models/mod.rs); the distilled student
-# is ask's first ranker; word overlap and BM25 are the lexical baselines.
-./target/release/ansel eval --data examples/sample-questions.jsonl --model mpnet-base-squad-tanda-int8 \
-  --model minilm-l6-mpnet-distilled-int8 --model wo-rr --model bm25
+# mpnet-base-general is rank's default (crates/ansel/src/models/mod.rs), the cross-encoder it fuses
+# is ask's reranker and the distilled student ask's first ranker; word overlap and BM25 are the
+# lexical baselines.
+models=(--model mpnet-base-general --model mpnet-base-squad-tanda-int8 --model minilm-l6-mpnet-distilled-int8
+  --model wo-rr --model bm25)
+./target/release/ansel eval --data examples/sample-questions.jsonl "${models[@]}"
 if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then
   echo "== WikiQA test (found ../shared/data)"
-  ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv \
-    --model mpnet-base-squad-tanda-int8 --model minilm-l6-mpnet-distilled-int8 --model wo-rr --model bm25
+  ./target/release/ansel eval --data ../shared/data/wikiqa/WikiQA-test.tsv "${models[@]}"
 fi
 
 echo "== quick start: index the sample corpus and ask it two questions (default model)"

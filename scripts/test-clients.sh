@@ -13,5 +13,5 @@ bin=target/release/ansel
 [ -x "$bin" ] || cargo build --release -q -p ansel
 # shellcheck source=scripts/serve-sample.sh
 source scripts/serve-sample.sh
-ANSEL_API_KEY=client-test-key start_sample_server --model wo-rr
+ANSEL_API_KEY=client-test-key start_sample_server --model wo-rr --rerank-model none
 "$venv/bin/python" bench/client_compat.py "http://$addr" client-test-key

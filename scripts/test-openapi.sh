@@ -16,7 +16,7 @@ bin=target/release/ansel
 [ -x "$bin" ] || cargo build --release -q -p ansel
 # shellcheck source=scripts/serve-sample.sh
 source scripts/serve-sample.sh
-start_sample_server --model crates/ansel/tests/fixtures/cross-encoders/bert --timeout-ms 10000
+start_sample_server --model crates/ansel/tests/fixtures/cross-encoders/bert --rerank-model none --timeout-ms 10000
 "$venv/bin/python" - "http://$addr/openapi.json" "$work/openapi.json" <<'PY'
 import sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=10) as response:

@@ -11,7 +11,6 @@ use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ort::session::Session;
 use ort::value::Tensor;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -38,9 +37,6 @@ pub struct SentenceSettings {
     pub opset: i64,
 }
 
-/// Vectors kept between calls (a question's and its candidates' texts recur across requests).
-const CACHE_LIMIT: usize = 50_000;
-
 /// A converted sentence encoder served as a [`Ranker`] (cosine of mean-pooled vectors).
 pub struct SentenceRanker {
     name: String,
@@ -51,7 +47,6 @@ pub struct SentenceRanker {
     settings: SentenceSettings,
     /// Texts run through the graph together.
     batch_size: usize,
-    cache: Mutex<HashMap<String, Vec<f32>>>,
 }
 
 impl SentenceRanker {
@@ -74,7 +69,6 @@ impl SentenceRanker {
             tokenizer,
             settings,
             batch_size,
-            cache: Mutex::new(HashMap::new()),
         })
     }
 
@@ -106,36 +100,6 @@ impl SentenceRanker {
             }
         }
         Ok(vectors)
-    }
-
-    /// Vectors of `texts` through the cache.
-    fn cached(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let missing: Vec<&str> = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            let mut seen = std::collections::HashSet::new();
-            texts
-                .iter()
-                .copied()
-                .filter(|t| !cache.contains_key(*t) && seen.insert(*t))
-                .collect()
-        };
-        let fresh = self.encode(&missing)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() + fresh.len() > CACHE_LIMIT {
-            cache.clear();
-        }
-        let mut out: HashMap<&str, Vec<f32>> = missing.iter().copied().zip(fresh).collect();
-        for (t, v) in &out {
-            cache.insert((*t).to_string(), v.clone());
-        }
-        texts
-            .iter()
-            .map(|t| {
-                out.remove(t)
-                    .or_else(|| cache.get(*t).cloned())
-                    .ok_or_else(|| ModelError::Backend(format!("no vector for {t:?}")))
-            })
-            .collect()
     }
 }
 
@@ -222,7 +186,7 @@ impl Ranker for SentenceRanker {
             .map(|q| {
                 let mut texts = vec![q.text.as_str()];
                 texts.extend(q.candidates.iter().map(|c| c.text.as_str()));
-                let vectors = self.cached(&texts)?;
+                let vectors = self.encode(&texts)?;
                 Ok(vectors[1..]
                     .iter()
                     .map(|v| cosine(&vectors[0], v))

@@ -215,8 +215,9 @@ impl AppState {
         Self::serving(answerer, limits, security, calibration, Vec::new())
     }
 
-    /// [`AppState::calibrated`] that also serves `others` to the reranking routes, each by its
-    /// name (the `model` field of a request), with a worker of its own.
+    /// [`AppState::calibrated`] whose reranking routes serve `others` too, each by its name (the
+    /// `model` field of a request) with a worker of its own: the first of `others` is what a
+    /// request that names no model gets, and the cascade's reranker stays reachable by its name.
     pub fn serving(
         answerer: Answerer,
         limits: Limits,
@@ -239,22 +240,26 @@ impl AppState {
                 self.0.cascade.rerank.as_ref()
             }
         }
-        let mut rerankers = vec![Served {
-            name: answerer.cascade.rerank.name().to_string(),
-            calibration: calibration.clone(),
-            queue: rerank_worker(
-                "rerank",
-                batch_limits,
-                metrics.clone(),
-                CascadeReranker(answerer.clone()),
-            ),
-        }];
+        let mut rerankers = Vec::new();
         for other in others {
             let name = other.ranker.name().to_string();
             rerankers.push(Served {
                 queue: rerank_worker(&name, batch_limits, metrics.clone(), other.ranker),
                 name,
                 calibration: other.calibration,
+            });
+        }
+        let cascade_name = answerer.cascade.rerank.name().to_string();
+        if !rerankers.iter().any(|r| r.name == cascade_name) {
+            rerankers.push(Served {
+                name: cascade_name,
+                calibration: calibration.clone(),
+                queue: rerank_worker(
+                    "rerank",
+                    batch_limits,
+                    metrics.clone(),
+                    CascadeReranker(answerer.clone()),
+                ),
             });
         }
         let ask_queue = {

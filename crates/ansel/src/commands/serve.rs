@@ -24,10 +24,11 @@ pub struct ServeArgs {
     /// Without it any name is accepted and reported back.
     #[arg(long = "served-model-name")]
     served_models: Vec<String>,
-    /// Another model the reranking routes serve (repeat for more): a request whose `model`
-    /// field gives its name (its card's name, as `GET /info` lists it) is scored by it, with its
-    /// own calibration.json when it has one; requests that name no model get `--model`.
-    #[arg(long = "rerank-model")]
+    /// A model the reranking routes (/rerank, /v1|v2/rerank) serve (repeat for more): a request
+    /// whose `model` field gives its name (its card's name, as `GET /info` lists it) is scored
+    /// by it, with its own calibration.json when it has one; a request that names no model gets
+    /// the first. The cascade's `--model` is served by its name too; `none`: only `--model`.
+    #[arg(long = "rerank-model", default_value = ansel::models::DEFAULT_MODEL)]
     rerank_models: Vec<String>,
     /// The one origin whose web pages may call the API (CORS); off by default.
     #[arg(long)]
@@ -131,8 +132,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let mut others = Vec::new();
-    let mut names = vec![answerer.cascade.rerank.name().to_string()];
-    for spec in &args.rerank_models {
+    let mut names: Vec<String> = Vec::new();
+    for spec in args.rerank_models.iter().filter(|s| s.as_str() != "none") {
         let ranker =
             ansel::models::resolve(spec, &[]).with_context(|| format!("--rerank-model {spec}"))?;
         if names.iter().any(|n| n == ranker.name()) {

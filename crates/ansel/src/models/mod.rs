@@ -35,16 +35,19 @@ const LOADERS: &[(&str, Loader)] = &[
     (ansel_model::PAIR_FUSION_KIND, load_pair_fusion),
 ];
 
-/// The model that ranks candidates users bring (`rank`, `eval`, `/rerank`, the Python `Ranker`):
-/// the committed MPNet-base cross-encoder (int8 ONNX), the best mean dev MAP over WikiQA, TrecQA
-/// and held-out SQuAD articles of the models that score each pair on its own, so a text's score
-/// does not depend on the other texts in the request (docs/results/default-model.md). It needs
-/// ONNX Runtime only, so the build without libtorch has the same default.
-pub const DEFAULT_MODEL: &str = "mpnet-base-squad-tanda-int8";
+/// The model that ranks candidates users bring (`rank`, `eval`, the reranking routes of `serve`,
+/// the Python `Ranker`): the general reranker, the MPNet TANDA cross-encoder's logit plus 6 x the
+/// cosine of all-mpnet-base-v2, long texts read in windows (models/mpnet-base-general). Users
+/// send web queries, keywords and passages as well as questions, and on those the cross-encoder
+/// alone ranks below BM25 (docs/results/general-reranker.md); the fusion scores each pair on its
+/// own and needs ONNX Runtime only, so the build without libtorch has the same default.
+pub const DEFAULT_MODEL: &str = "mpnet-base-general";
 
-/// The model that orders the answers `ask` and `serve` send it: the same cross-encoder, on the few
-/// sentences the pruning model sends on.
-pub const DEFAULT_ASK_MODEL: &str = DEFAULT_MODEL;
+/// The model that orders the answers `ask` and `serve` send it: the MPNet cross-encoder alone, on
+/// the few sentences the pruning model sends on. Answering questions from sentences is its
+/// specialty, and the general fusion's second encoder would put `ask` past its 150 ms bound
+/// (docs/results/general-reranker.md, "Inside ask").
+pub const DEFAULT_ASK_MODEL: &str = "mpnet-base-squad-tanda-int8";
 
 /// The fast model that orders the retrieved sentences and sends its best on to the ask model: the
 /// MiniLM-L6 student distilled from the MPNet model (int8 ONNX, about 4 ms a sentence on 2 cores).
