@@ -284,9 +284,9 @@ impl SentenceIndex {
 
     /// Checks every file of the index against what was written: each segment file's checksum
     /// (tantivy keeps one in its footer), that tantivy's `meta.json` and `.managed.json` and
-    /// ansel's settings parse, and the dense vectors' file against its record. Names every
-    /// damaged file ([`IndexError::Damaged`]).
-    pub fn check(&self) -> Result<(), IndexError> {
+    /// ansel's settings parse, and, `with_vectors`, the dense vectors' files against their record
+    /// (BM25 alone needs none of them). Names every damaged file ([`IndexError::Damaged`]).
+    pub fn check(&self, with_vectors: bool) -> Result<(), IndexError> {
         let mut damaged: Vec<String> = Vec::new();
         for name in ["meta.json", ".managed.json"] {
             let path = self.dir.join(name);
@@ -315,12 +315,12 @@ impl SentenceIndex {
             Err(e) => damaged.push(format!("a segment file ({e})")),
         }
         match self.dense_settings() {
-            Ok(Some(_)) => {
+            Ok(Some(_)) if with_vectors => {
                 if let Err(e) = self.snapshot().check_vectors() {
                     damaged.push(e.to_string());
                 }
             }
-            Ok(None) => {}
+            Ok(_) => {}
             Err(e) => damaged.push(e.to_string()),
         }
         if damaged.is_empty() {

@@ -1047,7 +1047,7 @@ async fn the_model_field_picks_among_the_served_rerankers() {
         let body = format!(r#"{{{field}"query": "{query}", "documents": {texts}}}"#);
         let (status, text) = call(&state, "POST", "/v2/rerank", &body).await;
         assert_eq!(status, StatusCode::OK, "{text}");
-        assert_eq!(json(&text)["model"], model.unwrap_or("wo-rr"));
+        assert_eq!(json(&text)["model"], model.unwrap_or("wo"));
     }
     let (status, text) = call(
         &state,
@@ -1057,7 +1057,7 @@ async fn the_model_field_picks_among_the_served_rerankers() {
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{text}");
-    assert!(text.contains("served: wo-rr, wo"), "{text}");
+    assert!(text.contains("served: wo, wo-rr"), "{text}");
     let (status, text) = call(
         &state,
         "POST",
@@ -1069,12 +1069,12 @@ async fn the_model_field_picks_among_the_served_rerankers() {
     let (_, text) = call(&state, "GET", "/info", "").await;
     assert_eq!(
         json(&text)["rerank_models"],
-        serde_json::json!(["wo-rr", "wo"])
+        serde_json::json!(["wo", "wo-rr"])
     );
     let (_, text) = call(&state, "GET", "/health", "").await;
     assert_eq!(
         json(&text)["rerank_models"],
-        serde_json::json!(["wo-rr", "wo"])
+        serde_json::json!(["wo", "wo-rr"])
     );
 }
 

@@ -132,12 +132,13 @@ impl CascadeOptions {
         Ok(retriever)
     }
 
-    /// Opens the index, checks every file of it (a damaged one stops here, named, instead of
-    /// giving wrong answers later: `SentenceIndex::check`) and builds the cascade; lexical models
-    /// take their term statistics from every sentence in the index.
+    /// Opens the index, checks its files (a damaged one stops here, named, instead of giving
+    /// wrong answers later: `SentenceIndex::check`; the vectors are checked when a retriever that
+    /// reads them is offered, below) and builds the cascade; lexical models take their term
+    /// statistics from every sentence in the index.
     pub fn answerer(&self) -> Result<Answerer> {
         let index = SentenceIndex::open(&self.index)?;
-        index.check()?;
+        index.check(false)?;
         self.answerer_over(index)
     }
 

@@ -51,7 +51,7 @@ pub fn run(args: IndexArgs) -> Result<()> {
     let start = Instant::now();
     if args.check {
         let index = ansel_index::SentenceIndex::open(&args.index)?;
-        index.check()?;
+        index.check(true)?;
         let stats = index.stats()?;
         println!(
             "{}: every file checked in {:.2} s; {} documents, {} {}s",
