@@ -114,6 +114,23 @@ fn tiny_base_with(dir: &Path, mut config: BertConfig, dropout: f64) -> PathBuf {
     base
 }
 
+/// Multiplies the weights of the tiny model in `base` by 20 (LayerNorms aside) and saves them:
+/// BERT's initialisation (std 0.02) leaves a tiny model's outputs nearly equal, and weights
+/// with std 0.4 spread them so that an order and a tolerance mean something.
+pub fn spread_weights(base: &Path) {
+    let (model, _, _) = crate::read_model_dir(base).unwrap();
+    tch::no_grad(|| {
+        for (name, t) in model.params() {
+            if name.ends_with(".weight") && !name.contains("LayerNorm") {
+                let _ = t.shallow_clone().g_mul_scalar_(20.0);
+            }
+        }
+    });
+    model
+        .save(&base.join("model.safetensors"), Kind::Float)
+        .unwrap();
+}
+
 /// Holds a process-wide lock for the test's lifetime: libtorch's RNG (seeded by a trainer,
 /// drawn by dropout and initialisation) is global, so every test that seeds or draws from it
 /// (training, `tiny_base`) holds this lock: one that re-seeds mid-way through another's

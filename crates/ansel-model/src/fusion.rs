@@ -25,6 +25,34 @@ impl Fusion {
     }
 }
 
+/// Every question's candidates scored by each of `members` in turn, `add(member index, total,
+/// scores)` folding a member's scores of a question into the question's running total (zeros at
+/// first); a member that returns the wrong number of scores is an error naming it.
+fn sum_members<'a>(
+    questions: &[Question],
+    members: impl Iterator<Item = &'a dyn Ranker>,
+    mut add: impl FnMut(usize, &mut [f32], &[f32]),
+) -> Result<Vec<Vec<f32>>> {
+    let mut fused: Vec<Vec<f32>> = questions
+        .iter()
+        .map(|q| vec![0.0; q.candidates.len()])
+        .collect();
+    for (i, member) in members.enumerate() {
+        for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
+            if scores.len() != total.len() {
+                return Err(crate::ModelError::Backend(format!(
+                    "{}: {} scores for {} candidates",
+                    member.name(),
+                    scores.len(),
+                    total.len()
+                )));
+            }
+            add(i, total, &scores);
+        }
+    }
+    Ok(fused)
+}
+
 /// Adds one member's `scores` of a question, standardised, to the question's running `total`
 /// (the fusion's sum; the two have the same length).
 pub fn add_standardised(total: &mut [f32], scores: &[f32]) {
@@ -68,24 +96,11 @@ impl Ranker for Fusion {
     }
 
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
-        let mut fused: Vec<Vec<f32>> = questions
-            .iter()
-            .map(|q| vec![0.0; q.candidates.len()])
-            .collect();
-        for member in &self.members {
-            for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
-                if scores.len() != total.len() {
-                    return Err(crate::ModelError::Backend(format!(
-                        "{}: {} scores for {} candidates",
-                        member.name(),
-                        scores.len(),
-                        total.len()
-                    )));
-                }
-                add_standardised(total, &scores);
-            }
-        }
-        Ok(fused)
+        sum_members(
+            questions,
+            self.members.iter().map(|m| m.as_ref()),
+            |_, total, scores| add_standardised(total, scores),
+        )
     }
 
     /// Standardising uses the whole list.
@@ -142,26 +157,16 @@ impl Ranker for PairFusion {
     }
 
     fn score_all(&self, questions: &[Question]) -> Result<Vec<Vec<f32>>> {
-        let mut fused: Vec<Vec<f32>> = questions
-            .iter()
-            .map(|q| vec![0.0; q.candidates.len()])
-            .collect();
-        for (member, weight) in &self.members {
-            for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
-                if scores.len() != total.len() {
-                    return Err(crate::ModelError::Backend(format!(
-                        "{}: {} scores for {} candidates",
-                        member.name(),
-                        scores.len(),
-                        total.len()
-                    )));
-                }
+        sum_members(
+            questions,
+            self.members.iter().map(|(m, _)| m.as_ref()),
+            |i, total, scores| {
+                let weight = self.members[i].1;
                 for (t, s) in total.iter_mut().zip(scores) {
                     *t += weight * s;
                 }
-            }
-        }
-        Ok(fused)
+            },
+        )
     }
 
     /// Whether any member reads the whole list.

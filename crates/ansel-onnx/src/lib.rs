@@ -430,6 +430,12 @@ pub fn open_session(path: &Path, threads: usize) -> Result<Session> {
 
 /// Runs one padded batch; returns one logit per row.
 pub fn run_batch(session: &mut Session, items: &[&Encoded], pad: i64) -> Result<Vec<f32>> {
+    let (n, len, ids, types, mask) = padded(items, pad);
+    run_arrays(session, n, len, ids, types, mask)
+}
+
+/// `items` padded with `pad` into `[n, len]` id, segment and mask arrays (row-major).
+pub(crate) fn padded(items: &[&Encoded], pad: i64) -> (usize, usize, Vec<i64>, Vec<i64>, Vec<i64>) {
     let len = items.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
     let n = items.len();
     let mut ids = vec![pad; n * len];
@@ -441,7 +447,7 @@ pub fn run_batch(session: &mut Session, items: &[&Encoded], pad: i64) -> Result<
         types[at..at + e.len()].copy_from_slice(&e.types);
         mask[at..at + e.len()].iter_mut().for_each(|m| *m = 1);
     }
-    run_arrays(session, n, len, ids, types, mask)
+    (n, len, ids, types, mask)
 }
 
 /// Runs `[n, len]` id, segment and mask arrays (row-major) through the graph.
@@ -452,6 +458,29 @@ pub fn run_arrays(
     ids: Vec<i64>,
     types: Vec<i64>,
     mask: Vec<i64>,
+) -> Result<Vec<f32>> {
+    let logits = run_output(session, [n, len], ids, types, mask, "logits")?;
+    if logits.len() != n {
+        return Err(ModelError::Unsupported {
+            model: KIND.into(),
+            message: format!(
+                "the graph gives {} logits for {n} pairs; ansel scores with one logit per pair \
+                 (a cross-encoder with num_labels = 1)",
+                logits.len()
+            ),
+        });
+    }
+    Ok(logits)
+}
+
+/// Runs `[n, len]` arrays through the graph and returns its `output`, flat.
+pub(crate) fn run_output(
+    session: &mut Session,
+    [n, len]: [usize; 2],
+    ids: Vec<i64>,
+    types: Vec<i64>,
+    mask: Vec<i64>,
+    output: &str,
 ) -> Result<Vec<f32>> {
     let backend = |e: ort::Error| ModelError::Backend(format!("onnxruntime: {e}"));
     let shape = [n as i64, len as i64];
@@ -471,20 +500,10 @@ pub fn run_arrays(
         ));
     }
     let outputs = session.run(inputs).map_err(backend)?;
-    let (_, logits) = outputs["logits"]
+    let (_, values) = outputs[output]
         .try_extract_tensor::<f32>()
         .map_err(backend)?;
-    if logits.len() != n {
-        return Err(ModelError::Unsupported {
-            model: KIND.into(),
-            message: format!(
-                "the graph gives {} logits for {n} pairs; ansel scores with one logit per pair \
-                 (a cross-encoder with num_labels = 1)",
-                logits.len()
-            ),
-        });
-    }
-    Ok(logits.to_vec())
+    Ok(values.to_vec())
 }
 
 /// Pairs an int8 graph runs together: one by default. Such a graph quantizes activations with

@@ -4,12 +4,11 @@
 //! question's, as `ansel_bert::BiEncoderRanker` does with cosine scoring, at the cost of a
 //! student cross-encoder when int8.
 
-use crate::{int8_batch, open_session, runtime, threads, Precision};
+use crate::{int8_batch, open_session, padded, run_output, runtime, threads, Precision};
 use ansel_bert::{card_settings, Encoded, PairTokenizer};
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ort::session::Session;
-use ort::value::Tensor;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Mutex;
@@ -117,37 +116,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 /// Runs one padded batch of single texts; returns one vector per row.
 fn embed_batch(session: &mut Session, items: &[&Encoded], pad: i64) -> Result<Vec<Vec<f32>>> {
-    let backend = |e: ort::Error| ModelError::Backend(format!("onnxruntime: {e}"));
-    let len = items.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
-    let n = items.len();
-    let mut ids = vec![pad; n * len];
-    let mut mask = vec![0i64; n * len];
-    for (row, e) in items.iter().enumerate() {
-        let at = row * len;
-        ids[at..at + e.len()].copy_from_slice(&e.ids);
-        mask[at..at + e.len()].iter_mut().for_each(|m| *m = 1);
-    }
-    let shape = [n as i64, len as i64];
-    let typed = session
-        .inputs()
-        .iter()
-        .any(|input| input.name() == "token_type_ids");
-    let mut inputs = ort::inputs![
-        "input_ids" => Tensor::from_array((shape, ids)).map_err(backend)?,
-        "attention_mask" => Tensor::from_array((shape, mask)).map_err(backend)?,
-    ];
-    if typed {
-        inputs.push((
-            "token_type_ids".into(),
-            Tensor::from_array((shape, vec![0i64; n * len]))
-                .map_err(backend)?
-                .into(),
-        ));
-    }
-    let outputs = session.run(inputs).map_err(backend)?;
-    let (_, flat) = outputs[EMBEDDINGS_OUTPUT]
-        .try_extract_tensor::<f32>()
-        .map_err(backend)?;
+    let (n, len, ids, types, mask) = padded(items, pad);
+    let flat = run_output(session, [n, len], ids, types, mask, EMBEDDINGS_OUTPUT)?;
     if n == 0 || flat.len() % n != 0 {
         return Err(ModelError::Backend(format!(
             "the graph gives {} values for {n} texts",

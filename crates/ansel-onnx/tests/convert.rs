@@ -13,22 +13,7 @@ fn tiny_cross_encoder(dir: &Path) -> PathBuf {
 }
 
 fn spread(base: PathBuf) -> PathBuf {
-    // BERT's initialisation (std 0.02) leaves a tiny model's logits nearly equal; weights
-    // with std 0.4 spread them so that an order and a tolerance mean something.
-    let (model, _, _) = ansel_bert::read_model_dir(&base).unwrap();
-    ansel_torch::tch::no_grad(|| {
-        for (name, t) in model.params() {
-            if name.ends_with(".weight") && !name.contains("LayerNorm") {
-                let _ = t.shallow_clone().g_mul_scalar_(20.0);
-            }
-        }
-    });
-    model
-        .save(
-            &base.join("model.safetensors"),
-            ansel_torch::tch::Kind::Float,
-        )
-        .unwrap();
+    ansel_bert::testing::spread_weights(&base);
     let card = ModelCard::new(
         ansel_bert::KIND,
         "tiny",

@@ -17,20 +17,7 @@ const TEXTS: [&str; 4] = [
 
 /// A cosine bi-encoder card over the encoder in `base` (weights spread so vectors differ).
 fn cosine_bi_encoder(base: PathBuf) -> PathBuf {
-    let (model, _, _) = ansel_bert::read_model_dir(&base).unwrap();
-    ansel_torch::tch::no_grad(|| {
-        for (name, t) in model.params() {
-            if name.ends_with(".weight") && !name.contains("LayerNorm") {
-                let _ = t.shallow_clone().g_mul_scalar_(20.0);
-            }
-        }
-    });
-    model
-        .save(
-            &base.join("model.safetensors"),
-            ansel_torch::tch::Kind::Float,
-        )
-        .unwrap();
+    ansel_bert::testing::spread_weights(&base);
     ModelCard::new(
         BI_KIND,
         "tiny-cosine",
