@@ -249,9 +249,10 @@ def page(work, sets, data, models, table, grids, chosen):
     out += ["", "What shipped: `minilm-l6-general` is the student fusion (lambda 10) read in windows (80 words",
             "every 60), measured as it is on every set above. `mpnet-base-general`, the default of `rank`,",
             "`eval`, the reranking routes and Python's `Ranker()`, is the MPNet fusion (lambda 6) read in the",
-            "same windows; its rows above are the fusion of the cached whole-passage scores (each passage cut",
-            "at 128 tokens). Its windowed rows were not measured in this session (MPNet reading the suite in",
-            "windows takes about two hours on these cores: `MODELS=models/mpnet-base-general bash",
+            "same windows: its own row is measured on squad-long (`SETS=squad-long`), and its fusion row",
+            "(lambda 6) stands for it on the other sets, from the cached whole-passage scores (each passage cut",
+            "at 128 tokens). Its other windowed rows were not measured in this session (MPNet reading the suite",
+            "in windows takes about two hours on these cores: `MODELS=models/mpnet-base-general bash",
             "scripts/bench-general.sh`); on the student the same windows raised squad-passage, squad-keyword",
             "and squad-long (compare `minilm-l6-general` with the student fusion's row) and left the AS2 sets,",
             "whose sentences are shorter than a window, exactly as they were.\n"]
