@@ -230,7 +230,9 @@ def page(work, sets, data, models, table, grids, chosen):
         "## Every model on every dev set\n",
         "nDCG@10 on the general suite, MAP on the AS2 sets (every metric of every row is in",
         "`general-reranker.jsonl`). `bm25-order` is the first stage's own order, the floor; the two cosine",
-        "rows are the pretrained encoders used untouched, the other floor. `A ~ B (lambda L)` scores a pair",
+        "rows are the pretrained encoders used untouched, the other floor (as the int8 ONNX graphs the",
+        "fusions read, whose vectors stay within cosine 0.99 of the float ones; the float encoders were",
+        "not rerun on this suite). `A ~ B (lambda L)` scores a pair",
         "s_A + L * s_B (logit plus L times cosine), L chosen on these sets (below).\n",
     ]
     names = ["bm25-order"] + [m for m in UNTRAINED if m in models] + \
