@@ -664,19 +664,30 @@ impl OnnxRanker {
 
     /// Scores encoded pairs in batches, shortest first to pad little; input order kept.
     pub fn score_pairs(&self, items: &[Encoded]) -> Result<Vec<f32>> {
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|&i| items[i].len());
-        let mut scores = vec![0f32; items.len()];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for chunk in order.chunks(self.batch_size) {
-            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
-            let values = run_batch(&mut session, &refs, self.tokenizer.pad)?;
-            for (&i, v) in chunk.iter().zip(values) {
-                scores[i] = v;
-            }
-        }
-        Ok(scores)
+        by_length(items, self.batch_size, |batch| {
+            run_batch(&mut session, batch, self.tokenizer.pad)
+        })
     }
+}
+
+/// `run` over `items` in batches of `batch_size`, shortest first to pad little; one output per
+/// item, in the items' order.
+pub(crate) fn by_length<T: Clone + Default>(
+    items: &[Encoded],
+    batch_size: usize,
+    mut run: impl FnMut(&[&Encoded]) -> Result<Vec<T>>,
+) -> Result<Vec<T>> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| items[i].len());
+    let mut out = vec![T::default(); items.len()];
+    for chunk in order.chunks(batch_size.max(1)) {
+        let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
+        for (&i, value) in chunk.iter().zip(run(&refs)?) {
+            out[i] = value;
+        }
+    }
+    Ok(out)
 }
 
 impl Ranker for OnnxRanker {

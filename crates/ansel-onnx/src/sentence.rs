@@ -4,7 +4,7 @@
 //! question's, as `ansel_bert::BiEncoderRanker` does with cosine scoring, at the cost of a
 //! student cross-encoder when int8.
 
-use crate::{int8_batch, open_session, padded, run_output, runtime, threads, Precision};
+use crate::{by_length, int8_batch, open_session, padded, run_output, runtime, threads, Precision};
 use ansel_bert::{card_settings, Encoded, PairTokenizer};
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
@@ -87,18 +87,10 @@ impl SentenceRanker {
             .iter()
             .map(|t| self.tokenizer.encode(t, &[], self.settings.max_len))
             .collect::<Result<Vec<Encoded>>>()?;
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by_key(|&i| items[i].len());
-        let mut vectors = vec![Vec::new(); items.len()];
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        for chunk in order.chunks(self.batch_size) {
-            let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
-            let rows = embed_batch(&mut session, &refs, self.tokenizer.pad)?;
-            for (&i, row) in chunk.iter().zip(rows) {
-                vectors[i] = row;
-            }
-        }
-        Ok(vectors)
+        by_length(&items, self.batch_size, |batch| {
+            embed_batch(&mut session, batch, self.tokenizer.pad)
+        })
     }
 }
 
