@@ -177,7 +177,7 @@ impl Index {
 #[pymethods]
 impl Index {
     #[new]
-    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE, unit = None, dense = None, retriever = "auto", fusion_depth = DEFAULT_FUSION_DEPTH))]
+    #[pyo3(signature = (path, model = models::DEFAULT_ASK_MODEL, prune_model = models::DEFAULT_PRUNE_MODEL, keep = DEFAULT_KEEP, retrieve = DEFAULT_RETRIEVE, unit = None, dense = None, retriever = "auto", fusion_depth = DEFAULT_FUSION_DEPTH, reader = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -190,6 +190,7 @@ impl Index {
         dense: Option<String>,
         retriever: &str,
         fusion_depth: usize,
+        reader: Option<String>,
     ) -> PyResult<Index> {
         let unit = match unit {
             None => None,
@@ -205,6 +206,7 @@ impl Index {
         options.retriever = CascadeOptions::parse_retriever(retriever)
             .map_err(|e| AnselError::new_err(format!("retriever: {e}")))?;
         options.fusion_depth = fusion_depth;
+        options.reader = reader;
         // Each question may name its retriever when the index has vectors.
         options.dense_on_request = true;
         options.check().map_err(to_py)?;
@@ -292,9 +294,13 @@ impl Index {
     }
 
     /// The best `top_k` answer sentences with their context, best first: dicts with "text",
-    /// "score", "stage", "title", "doc_id", "position", "prev", "next". `budget_ms` bounds the
-    /// reranking time (past it, the rest keep their pruned order).
-    #[pyo3(signature = (question, top_k = 5, budget_ms = None, retriever = None))]
+    /// "score", "stage", "title", "doc_id", "position", "prev", "next" and "span" (the words of
+    /// "text" that answer: {"text", "start", "end", "score"}: `text[start:end]` is the span (offsets
+    /// in characters, as Python indexes str; the JSON routes give bytes) and "score" the
+    /// reader's probability; None without a span reader, with `spans=False`, or when the reader
+    /// finds none). `budget_ms` bounds the reranking time (past it, the rest keep their pruned
+    /// order).
+    #[pyo3(signature = (question, top_k = 5, budget_ms = None, retriever = None, spans = true))]
     fn ask<'py>(
         &self,
         py: Python<'py>,
@@ -302,6 +308,7 @@ impl Index {
         top_k: usize,
         budget_ms: Option<u64>,
         retriever: Option<&str>,
+        spans: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         if top_k == 0 {
             return Err(AnselError::new_err("top_k must be at least 1"));
@@ -322,6 +329,7 @@ impl Index {
                 top_k,
                 budget: budget_ms.map(Duration::from_millis),
                 retriever,
+                spans,
             });
             *state = Some(State::Answering(answerer));
             answers.map_err(|e| to_py(e.into()))
@@ -330,7 +338,7 @@ impl Index {
         for answer in answers.answers {
             let d = PyDict::new(py);
             let s = answer.sentence;
-            d.set_item("text", s.text)?;
+            d.set_item("text", &s.text)?;
             d.set_item("score", answer.score)?;
             d.set_item("stage", serde_stage(answer.stage))?;
             d.set_item("title", s.title)?;
@@ -338,6 +346,18 @@ impl Index {
             d.set_item("position", s.position)?;
             d.set_item("prev", s.prev)?;
             d.set_item("next", s.next)?;
+            match answer.span {
+                Some(span) => {
+                    let chars = |byte: usize| s.text[..byte].chars().count();
+                    let sd = PyDict::new(py);
+                    sd.set_item("start", chars(span.start))?;
+                    sd.set_item("end", chars(span.end))?;
+                    sd.set_item("text", span.text)?;
+                    sd.set_item("score", span.score)?;
+                    d.set_item("span", sd)?;
+                }
+                None => d.set_item("span", py.None())?,
+            }
             list.append(d)?;
         }
         Ok(list)

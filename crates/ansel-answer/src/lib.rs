@@ -16,12 +16,14 @@
 //! questions asked together are scored together, one [`Ranker::score_all`]
 //! call per stage, which is what lets a server batch concurrent requests.
 //! A [`calibration::Calibration`] turns the reranker's scores into probabilities and says
-//! when no sentence answers.
+//! when no sentence answers; an [`AnswerReader`] finds the answer span in each answer sentence.
 
 pub mod calibration;
 pub mod retrieval;
+pub mod span;
 
 pub use retrieval::{Retrieval, Retriever};
+pub use span::{AnswerReader, Span};
 
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_index::{IndexError, SentenceIndex, SentenceRecord};
@@ -64,6 +66,8 @@ pub struct Ask {
     pub budget: Option<Duration>,
     /// The retriever for this question; `None`: the answerer's default.
     pub retriever: Option<Retrieval>,
+    /// Read the answer span of each answer (when the answerer has a reader).
+    pub spans: bool,
 }
 
 /// Which stage's score placed an answer.
@@ -82,6 +86,9 @@ pub struct Answer {
     pub stage: Stage,
     #[serde(flatten)]
     pub sentence: SentenceRecord,
+    /// The words of the sentence that answer the question (`None`: not read, or the reader
+    /// found none it is confident in).
+    pub span: Option<Span>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -105,6 +112,8 @@ pub struct Answerer {
     /// to use them.
     pub retriever: Retriever,
     pub cascade: Cascade,
+    /// Finds the answer span in each answer sentence of questions that ask for spans.
+    pub reader: Option<AnswerReader>,
 }
 
 /// A question's candidates as they move through the cascade.
@@ -148,6 +157,19 @@ impl Answerer {
         self.rerank(&mut pending)?;
         for (i, p) in pending {
             results[i] = Some(Ok(finish(p, &asks[i], start)));
+        }
+        if let Some(reader) = &self.reader {
+            let mut read: Vec<&mut Answers> = results
+                .iter_mut()
+                .zip(asks)
+                .filter(|(_, ask)| ask.spans)
+                .filter_map(|(r, _)| r.as_mut().and_then(|r| r.as_mut().ok()))
+                .collect();
+            reader.read(&mut read)?;
+            let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+            for answers in read {
+                answers.elapsed_ms = elapsed_ms;
+            }
         }
         Ok(results
             .into_iter()
@@ -314,6 +336,7 @@ fn finish(p: Pending, ask: &Ask, start: Instant) -> Answers {
             score,
             stage,
             sentence: p.records[c].clone(),
+            span: None,
         })
         .collect();
     Answers {

@@ -74,6 +74,7 @@ fn ask(question: &str, budget: Option<Duration>) -> Ask {
         top_k: 3,
         budget,
         retriever: None,
+        spans: true,
     }
 }
 
@@ -89,6 +90,7 @@ fn prune_keeps_the_best_and_rerank_orders_them_with_context() {
             rerank: ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap(),
             rerank_chunk: 3,
         },
+        reader: None,
     };
     let answers = answerer.ask(&ask("Do bees fly?", None)).unwrap();
     assert_eq!(answers.retrieved, 13);
@@ -154,6 +156,7 @@ fn questions_asked_together_are_scored_together() {
             rerank: Box::new(Shared(reranker.clone())),
             rerank_chunk: 4,
         },
+        reader: None,
     };
     let asks = [ask("bees", None), ask("cats", None), ask("zebras", None)];
     let results = answerer.ask_batch(&asks).unwrap();
@@ -177,6 +180,7 @@ fn a_spent_budget_skips_reranking_and_keeps_the_pruned_order() {
             rerank: ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap(),
             rerank_chunk: 2,
         },
+        reader: None,
     };
     let answers = answerer
         .ask(&ask("Do bees fly?", Some(Duration::ZERO)))
@@ -209,6 +213,7 @@ fn a_model_returning_the_wrong_number_of_scores_is_an_error() {
             rerank: Box::new(broken),
             rerank_chunk: 8,
         },
+        reader: None,
     };
     let err = answerer.ask(&ask("bees", None)).unwrap_err().to_string();
     assert!(
@@ -313,6 +318,7 @@ fn dense_and_hybrid_retrieval_find_a_paraphrase_that_bm25_misses() {
             rerank: ansel_lexical::from_spec("rr", &[]).unwrap().unwrap(),
             rerank_chunk: 8,
         },
+        reader: None,
     };
     let answer = "A paediatrician is a doctor for children.";
     let bm25 = retrieved(&answerer, Retrieval::Bm25);
@@ -370,6 +376,7 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
             rerank: ansel_lexical::from_spec("wo", &[]).unwrap().unwrap(),
             rerank_chunk: 8,
         },
+        reader: None,
     };
     let err = answerer
         .ask(&Ask {
@@ -401,4 +408,100 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
             .contains("the hybrid retriever needs the sentence encoder"),
         "{err}"
     );
+}
+
+/// A reader that marks the first word of a sentence that starts with "Bees" (margin 2) and
+/// the last word of any other (margin -2), and records what it read.
+struct FirstWordReader {
+    settings: ansel_reader::SpanSettings,
+    read: std::sync::Arc<Mutex<Vec<(String, usize, usize)>>>,
+}
+
+impl ansel_reader::SpanReader for FirstWordReader {
+    fn settings(&self) -> &ansel_reader::SpanSettings {
+        &self.settings
+    }
+
+    fn extract_all(
+        &self,
+        readings: &[ansel_reader::Reading],
+    ) -> ansel_model::Result<Vec<Option<ansel_reader::Extraction>>> {
+        Ok(readings
+            .iter()
+            .map(|r| {
+                self.read.lock().unwrap().push((
+                    r.sentence.join(" "),
+                    r.before.len(),
+                    r.after.len(),
+                ));
+                let bees = r.sentence.first().is_some_and(|w| w == "Bees");
+                let at = if bees { 0 } else { r.sentence.len() - 1 };
+                Some(ansel_reader::Extraction {
+                    start: at,
+                    end: at + 1,
+                    text: r.sentence[at].clone(),
+                    score: if bees { 3.0 } else { -1.0 },
+                    null_score: 1.0,
+                })
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn the_reader_marks_spans_by_byte_offsets_and_hides_unlikely_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let reader = FirstWordReader {
+        settings: ansel_reader::SpanSettings::default(),
+        read: read.clone(),
+    };
+    let calibration = calibration::Calibration {
+        model: "first-word".into(),
+        platt: calibration::Platt::IDENTITY,
+        abstain_below: 0.5,
+        fitted_on: vec![],
+        dev: serde_json::Value::Null,
+    };
+    let answerer = Answerer {
+        index: bee_index(dir.path()),
+        retriever: Retriever::bm25(),
+        cascade: Cascade {
+            retrieve: 20,
+            prune: None,
+            rerank: Box::new(LengthRanker::new()),
+            rerank_chunk: 8,
+        },
+        reader: Some(AnswerReader::new(Box::new(reader), calibration)),
+    };
+    let mut question = ask("Do bees annoy cats?", None);
+    question.top_k = 13;
+    let answers = answerer.ask(&question).unwrap();
+    let mut spans = 0;
+    for a in &answers.answers {
+        let text = &a.sentence.text;
+        match &a.span {
+            Some(span) => {
+                spans += 1;
+                assert_eq!(&text[span.start..span.end], span.text);
+                assert_eq!(span.text, "Bees");
+                // sigmoid(3 - 1)
+                assert!((span.score - 0.8808).abs() < 1e-3, "{span:?}");
+            }
+            // The last word's margin -2 is below the threshold: no span.
+            None => assert!(!text.starts_with("Bees"), "{text}"),
+        }
+    }
+    assert_eq!(spans, 12, "every bee sentence has its span");
+    // Sentences are read between their neighbours' words.
+    let read = read.lock().unwrap();
+    assert_eq!(read.len(), answers.answers.len());
+    assert!(read
+        .iter()
+        .any(|&(_, before, after)| before > 0 && after > 0));
+    drop(read);
+    // A question that asks for no spans is not read.
+    question.spans = false;
+    let answers = answerer.ask(&question).unwrap();
+    assert!(answers.answers.iter().all(|a| a.span.is_none()));
 }

@@ -59,7 +59,7 @@ pub use model::{relative_buckets, Batch, CrossEncoder};
 pub use plot::training_svg;
 #[cfg(feature = "torch")]
 pub use ranker::{cls_encoded, CrossEncoderRanker};
-pub use tokenize::{Encoded, PairTokenizer};
+pub use tokenize::{by_length, Encoded, PairTokenizer};
 #[cfg(feature = "torch")]
 pub use word_encoder::WordEncoder;
 

@@ -271,6 +271,26 @@ impl PairTokenizer {
     }
 }
 
+/// `run` over `items` in batches of `batch_size`, shortest first (by `len`) so that batches pad
+/// little; one output per item, in the items' order.
+pub fn by_length<I, T: Clone + Default>(
+    items: &[I],
+    len: impl Fn(&I) -> usize,
+    batch_size: usize,
+    mut run: impl FnMut(&[&I]) -> ansel_model::Result<Vec<T>>,
+) -> ansel_model::Result<Vec<T>> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| len(&items[i]));
+    let mut out = vec![T::default(); items.len()];
+    for chunk in order.chunks(batch_size.max(1)) {
+        let refs: Vec<&I> = chunk.iter().map(|&i| &items[i]).collect();
+        for (&i, value) in chunk.iter().zip(run(&refs)?) {
+            out[i] = value;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

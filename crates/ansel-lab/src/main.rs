@@ -8,6 +8,7 @@ mod dense_bench;
 mod eqag_latency;
 mod question_pairs;
 mod squad_sent;
+mod squad_spans;
 mod trec_car;
 mod tree_kernel;
 
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// SQuAD as AS2 sets split by article: training lists with BM25 negatives from other articles, held-out lists, documents and ask questions.
     SquadSent(squad_sent::SquadSentArgs),
+    /// SQuAD as span-extraction records (answer sentence, spans, a no-span sentence) split by article as squad-sent split it.
+    SquadSpans(squad_spans::SquadSpansArgs),
     /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
     CassieBench(cassie_bench::CassieBenchArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
@@ -89,6 +92,7 @@ fn read_questions(path: &Path) -> anyhow::Result<Vec<ansel_data::Question>> {
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::SquadSent(args) => squad_sent::run(args),
+        Command::SquadSpans(args) => squad_spans::run(args),
         Command::CassieBench(args) => cassie_bench::bench(args),
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),

@@ -369,6 +369,9 @@ pub enum Head {
     /// The mean of the real tokens' vectors (sentence-transformers' pooling), not normalised:
     /// output `embeddings` `[batch, hidden]`.
     MeanPool,
+    /// A span reader's linear start/end head on every position (`span_head`): output
+    /// `span_logits` `[batch, len, 2]`.
+    Span,
 }
 
 impl Head {
@@ -377,6 +380,7 @@ impl Head {
         match self {
             Head::Logit => "logits",
             Head::MeanPool => crate::sentence::EMBEDDINGS_OUTPUT,
+            Head::Span => crate::reader::SPAN_OUTPUT,
         }
     }
 }
@@ -401,6 +405,9 @@ pub fn encoder_graph(
     metadata: &[(&str, String)],
 ) -> Result<ModelProto, String> {
     check(config, weights)?;
+    if head == Head::Span && !weights.contains_key("span_head.weight") {
+        return Err("tensor `span_head.weight` is missing: not a span reader".into());
+    }
     let w = weights;
     let mut b = Builder {
         nodes: Vec::new(),
@@ -547,6 +554,12 @@ pub fn encoder_graph(
             b.node_to("Div", "", &[&sum, &count], vec![], head.output());
             io(head.output(), data_type::FLOAT, &["batch", "hidden"])
         }
+        Head::Span => {
+            // Float: two outputs per position, nothing to gain from int8.
+            let logits = b.linear(&x, "span_head", w, Precision::Fp32);
+            b.node_to("Identity", "", &[&logits], vec![], head.output());
+            io(head.output(), data_type::FLOAT, &["batch", "len", "2"])
+        }
     };
 
     let graph = GraphProto {
@@ -584,6 +597,7 @@ pub fn encoder_graph(
         doc_string: match head {
             Head::Logit => format!("ansel cross-encoder, {}", precision.scheme()),
             Head::MeanPool => format!("ansel sentence encoder, {}", precision.scheme()),
+            Head::Span => format!("ansel span reader, {}", precision.scheme()),
         },
         graph: Some(graph),
         metadata_props: metadata

@@ -15,14 +15,18 @@
 #[cfg(feature = "export")]
 pub mod graph;
 pub mod proto;
+pub mod reader;
 pub mod requantize;
 pub mod sentence;
 
 #[cfg(feature = "export")]
 pub use graph::Weights;
+pub use reader::{OnnxSpanReader, SpanReaderSettings, SPAN_KIND};
 pub use sentence::{SentenceRanker, SentenceSettings, SENTENCE_KIND};
 
-use ansel_bert::{card_settings, encode_candidate, CrossEncoderSettings, Encoded, PairTokenizer};
+use ansel_bert::{
+    by_length, card_settings, encode_candidate, CrossEncoderSettings, Encoded, PairTokenizer,
+};
 #[cfg(feature = "export")]
 use ansel_bert::{read_model_dir, CrossEncoder};
 use ansel_data::Question;
@@ -99,8 +103,15 @@ pub struct OnnxSettings {
 /// Every parameter of `model` as float32 values by Hugging Face name.
 #[cfg(feature = "export")]
 pub fn weights_of(model: &CrossEncoder) -> Result<Weights> {
-    model
-        .params()
+    weights_from(model.params())
+}
+
+/// Tensors as float32 values by name.
+#[cfg(feature = "export")]
+fn weights_from(
+    params: &std::collections::BTreeMap<String, ansel_torch::tch::Tensor>,
+) -> Result<Weights> {
+    params
         .iter()
         .map(|(name, t)| {
             let values = Vec::<f32>::try_from(t.to_kind(Kind::Float).contiguous().view([-1]))
@@ -169,6 +180,9 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
     }
     if card.kind == ansel_bert::BI_KIND {
         return convert_sentence_encoder(src, &card, out, precision, name);
+    }
+    if card.kind == ansel_reader::KIND {
+        return convert_span_reader(src, &card, out, precision, name);
     }
     if card.kind != ansel_bert::KIND {
         return Err(ModelError::Format {
@@ -276,6 +290,44 @@ fn convert_sentence_encoder(
     );
     new_card.training = card.training.clone();
     write_converted(out, &bytes, &encoder_dir, src, &new_card)?;
+    Ok(new_card)
+}
+
+/// Converts a span extractor (`src`, its `card`) into a span reader graph (the start/end head on
+/// every position, [`SPAN_KIND`]).
+#[cfg(feature = "export")]
+fn convert_span_reader(
+    src: &Path,
+    card: &ModelCard,
+    out: &Path,
+    precision: Precision,
+    name: &str,
+) -> Result<ModelCard> {
+    let model = ansel_reader::SpanExtractor::load(src, card)?;
+    let weights = weights_from(&model.params())?;
+    let proto = graph::encoder_graph(
+        &model.encoder.config,
+        &weights,
+        precision,
+        graph::Head::Span,
+        &[("precision", format!("{precision:?}").to_lowercase())],
+    )
+    .map_err(ModelError::Backend)?;
+    let config = SpanReaderSettings {
+        span: model.settings,
+        precision,
+        scheme: precision.scheme().to_string(),
+        source: src.display().to_string(),
+        source_name: card.name.clone(),
+        opset: graph::OPSET,
+    };
+    let mut new_card = ModelCard::new(
+        SPAN_KIND,
+        name,
+        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
+    );
+    new_card.training = card.training.clone();
+    write_converted(out, &proto.encode_to_vec(), src, src, &new_card)?;
     Ok(new_card)
 }
 
@@ -665,29 +717,10 @@ impl OnnxRanker {
     /// Scores encoded pairs in batches, shortest first to pad little; input order kept.
     pub fn score_pairs(&self, items: &[Encoded]) -> Result<Vec<f32>> {
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        by_length(items, self.batch_size, |batch| {
+        by_length(items, Encoded::len, self.batch_size, |batch| {
             run_batch(&mut session, batch, self.tokenizer.pad)
         })
     }
-}
-
-/// `run` over `items` in batches of `batch_size`, shortest first to pad little; one output per
-/// item, in the items' order.
-pub(crate) fn by_length<T: Clone + Default>(
-    items: &[Encoded],
-    batch_size: usize,
-    mut run: impl FnMut(&[&Encoded]) -> Result<Vec<T>>,
-) -> Result<Vec<T>> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| items[i].len());
-    let mut out = vec![T::default(); items.len()];
-    for chunk in order.chunks(batch_size.max(1)) {
-        let refs: Vec<&Encoded> = chunk.iter().map(|&i| &items[i]).collect();
-        for (&i, value) in chunk.iter().zip(run(&refs)?) {
-            out[i] = value;
-        }
-    }
-    Ok(out)
 }
 
 impl Ranker for OnnxRanker {

@@ -4,8 +4,8 @@
 //! question's, as `ansel_bert::BiEncoderRanker` does with cosine scoring, at the cost of a
 //! student cross-encoder when int8.
 
-use crate::{by_length, int8_batch, open_session, padded, run_output, runtime, threads, Precision};
-use ansel_bert::{card_settings, Encoded, PairTokenizer};
+use crate::{int8_batch, open_session, padded, run_output, runtime, threads, Precision};
+use ansel_bert::{by_length, card_settings, Encoded, PairTokenizer};
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
 use ort::session::Session;
@@ -88,7 +88,7 @@ impl SentenceRanker {
             .map(|t| self.tokenizer.encode(t, &[], self.settings.max_len))
             .collect::<Result<Vec<Encoded>>>()?;
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        by_length(&items, self.batch_size, |batch| {
+        by_length(&items, Encoded::len, self.batch_size, |batch| {
             embed_batch(&mut session, batch, self.tokenizer.pad)
         })
     }

@@ -12,27 +12,46 @@
 //! - [`capitalised_or_numeric_span`] is the rule baseline; [`exact_match`] and [`token_f1`]
 //!   are SQuAD's metrics (lower-case, no punctuation, no articles).
 
+pub mod input;
 mod metrics;
+#[cfg(feature = "torch")]
 mod model;
+pub mod squad;
 pub mod synthetic;
+#[cfg(feature = "torch")]
 pub mod train;
 
+pub use input::{Extraction, Reading, RuleReader, SpanReader, SpanSettings, RULE_READER};
 pub use metrics::{best_f1, exact_match, normalize_answer, token_f1};
-pub use model::{Extraction, SpanExtractor, SpanSettings};
+#[cfg(feature = "torch")]
+pub use model::{SpanExtractor, HEAD_FILE};
 
 /// The `kind` of a span extractor's model card.
 pub const KIND: &str = "span-extractor";
 
-/// A training or dev example: a question, a sentence's tokens and its gold answer spans
-/// (0-based token ranges `[start, end)`; the first one is trained on).
-#[derive(Debug, Clone, PartialEq)]
+/// A training or dev example: a question, a sentence's tokens, the words of its neighbours
+/// (context, empty when there is none) and its gold answer spans (0-based token ranges
+/// `[start, end)`; the first one is trained on; none: the sentence holds no answer).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SpanExample {
     pub question: String,
     pub tokens: Vec<String>,
     pub spans: Vec<(usize, usize)>,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
 }
 
 impl SpanExample {
+    /// The example as the extractor reads it.
+    pub fn reading(&self) -> Reading<'_> {
+        Reading {
+            question: &self.question,
+            before: &self.before,
+            sentence: &self.tokens,
+            after: &self.after,
+        }
+    }
+
     /// The gold answer strings.
     pub fn answers(&self) -> Vec<String> {
         self.spans
@@ -56,6 +75,7 @@ pub fn jacana_examples(
                     question: q.text(),
                     tokens: c.tokens.clone(),
                     spans: c.spans.clone(),
+                    ..SpanExample::default()
                 })
         })
         .collect()

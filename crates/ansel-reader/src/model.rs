@@ -1,8 +1,8 @@
+use crate::input::{decode, Extraction, Reading, SpanEncoder, SpanInput, SpanReader, SpanSettings};
 use crate::KIND;
-use ansel_bert::{Batch, CrossEncoder, Encoded, PairTokenizer};
+use ansel_bert::{by_length, Batch, CrossEncoder, Encoded, PairTokenizer};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_torch::tch::{self, Device, Kind, Tensor};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -10,49 +10,8 @@ use std::path::Path;
 pub const HEAD_FILE: &str = "span_head.safetensors";
 const HEAD_W: &str = "span_head.weight";
 const HEAD_B: &str = "span_head.bias";
-
-/// How a span extractor reads its input; stored in the card's `config`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SpanSettings {
-    /// Word pieces per input, special tokens included.
-    pub max_len: usize,
-    /// The question is cut to this many word pieces.
-    pub max_question_pieces: usize,
-    /// Longest answer, in sentence tokens.
-    pub max_answer_tokens: usize,
-}
-
-impl Default for SpanSettings {
-    fn default() -> Self {
-        SpanSettings {
-            max_len: 128,
-            max_question_pieces: 48,
-            max_answer_tokens: 10,
-        }
-    }
-}
-
-/// An extracted answer: sentence tokens `[start, end)`, their text (tokens joined by spaces)
-/// and the span's score (start logit + end logit).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Extraction {
-    pub start: usize,
-    pub end: usize,
-    pub text: String,
-    pub score: f32,
-}
-
-/// "[CLS] question [SEP] sentence [SEP]" and, for each sentence token the input kept whole,
-/// the positions of its first and last word piece.
-pub(crate) struct SpanInput {
-    pub(crate) enc: Encoded,
-    /// Input positions of the first piece of each selectable token.
-    pub(crate) starts: Vec<i64>,
-    /// Input positions of the last piece of each selectable token.
-    pub(crate) ends: Vec<i64>,
-    /// The sentence token index of each selectable token.
-    pub(crate) token: Vec<usize>,
-}
+/// Readings scored together.
+const EXTRACT_BATCH: usize = 32;
 
 /// A MiniLM (any BERT-family) encoder with a linear start/end head on its last hidden states.
 pub struct SpanExtractor {
@@ -152,76 +111,35 @@ impl SpanExtractor {
         }
     }
 
-    /// Encodes a question and a sentence's tokens. Tokens that get no word piece, or that the
-    /// length limit cuts, cannot be selected.
-    pub(crate) fn encode(&self, question: &str, tokens: &[String]) -> Result<SpanInput> {
-        let (cls, sep) = self.tokenizer.specials();
-        let mut q = self.tokenizer.word_pieces(question)?;
-        q.truncate(self.settings.max_question_pieces);
-        let mut ids = Vec::with_capacity(self.settings.max_len);
-        ids.push(cls);
-        ids.extend_from_slice(&q);
-        ids.push(sep);
-        let first = ids.len();
-        let room = self.settings.max_len.saturating_sub(first + 1);
-        let (mut starts, mut ends, mut token) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, t) in tokens.iter().enumerate() {
-            let pieces = self.tokenizer.word_pieces(t)?;
-            if pieces.is_empty() {
-                continue;
-            }
-            if ids.len() - first + pieces.len() > room {
-                break;
-            }
-            starts.push(ids.len() as i64);
-            ids.extend_from_slice(&pieces);
-            ends.push(ids.len() as i64 - 1);
-            token.push(i);
-        }
-        ids.push(sep);
-        let mut types = vec![0; first];
-        types.resize(ids.len(), 1);
-        Ok(SpanInput {
-            enc: Encoded { ids, types },
-            starts,
-            ends,
-            token,
-        })
-    }
-
-    /// Start and end logits `[batch, tokens]` over each input's selectable tokens, padding
-    /// positions at -1e4; and the mask of real tokens.
-    pub(crate) fn token_logits(
-        &self,
-        inputs: &[&SpanInput],
-        train: bool,
-    ) -> (Tensor, Tensor, Tensor) {
+    /// Start and end logits `[batch, positions, 2]` of every input position.
+    fn position_logits(&self, inputs: &[&SpanInput], train: bool) -> Tensor {
         let encs: Vec<&Encoded> = inputs.iter().map(|i| &i.enc).collect();
         let batch = Batch::new(&encs, self.tokenizer.pad);
         let hidden = self.encoder.hidden_states(&batch, train);
-        let logits = hidden.linear(&self.head[HEAD_W], Some(&self.head[HEAD_B]));
-        let width = inputs
-            .iter()
-            .map(|i| i.starts.len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        hidden.linear(&self.head[HEAD_W], Some(&self.head[HEAD_B]))
+    }
+
+    /// Start and end logits `[batch, 1 + tokens]`: column 0 is the null answer ([CLS]), then
+    /// each input's selectable tokens, padding at -1e4.
+    fn token_logits(&self, inputs: &[&SpanInput], train: bool) -> (Tensor, Tensor) {
+        let logits = self.position_logits(inputs, train);
+        let width = 1 + inputs.iter().map(|i| i.starts.len()).max().unwrap_or(0);
         let n = inputs.len();
         let mut s_idx = vec![0i64; n * width];
         let mut e_idx = vec![0i64; n * width];
         let mut valid = vec![false; n * width];
         for (row, inp) in inputs.iter().enumerate() {
+            valid[row * width] = true;
             for k in 0..inp.starts.len() {
-                s_idx[row * width + k] = inp.starts[k];
-                e_idx[row * width + k] = inp.ends[k];
-                valid[row * width + k] = true;
+                s_idx[row * width + 1 + k] = inp.starts[k];
+                e_idx[row * width + 1 + k] = inp.ends[k];
+                valid[row * width + 1 + k] = true;
             }
         }
         let shape = [n as i64, width as i64];
         let s_idx = Tensor::from_slice(&s_idx).view(shape);
         let e_idx = Tensor::from_slice(&e_idx).view(shape);
-        let valid = Tensor::from_slice(&valid).view(shape);
-        let invalid = valid.logical_not();
+        let invalid = Tensor::from_slice(&valid).view(shape).logical_not();
         let start = logits
             .select(2, 0)
             .gather(1, &s_idx, false)
@@ -230,87 +148,79 @@ impl SpanExtractor {
             .select(2, 1)
             .gather(1, &e_idx, false)
             .masked_fill(&invalid, -1e4);
-        (start, end, valid)
+        (start, end)
     }
 
     /// Mean cross-entropy of the gold start and end tokens (positions among the selectable
-    /// tokens), the standard extractive-QA loss.
-    pub(crate) fn loss(&self, inputs: &[&SpanInput], gold: &[(i64, i64)], train: bool) -> Tensor {
-        let (start, end, _) = self.token_logits(inputs, train);
-        let gs = Tensor::from_slice(&gold.iter().map(|g| g.0).collect::<Vec<_>>());
-        let ge = Tensor::from_slice(&gold.iter().map(|g| g.1).collect::<Vec<_>>());
-        (start.cross_entropy_for_logits(&gs) + end.cross_entropy_for_logits(&ge)) / 2.0
+    /// tokens; `None`: no span), the standard extractive-QA loss. Without `no_span` the null
+    /// column is left out, so a model trained only on answers never learns it.
+    pub(crate) fn loss(
+        &self,
+        inputs: &[&SpanInput],
+        gold: &[Option<(i64, i64)>],
+        train: bool,
+    ) -> Tensor {
+        let (mut start, mut end) = self.token_logits(inputs, train);
+        let shift = if self.settings.no_span {
+            1
+        } else {
+            let width = start.size()[1];
+            start = start.narrow(1, 1, width - 1);
+            end = end.narrow(1, 1, width - 1);
+            0
+        };
+        let target = |pick: fn(&(i64, i64)) -> i64| {
+            let t: Vec<i64> = gold
+                .iter()
+                .map(|g| g.as_ref().map_or(0, |g| pick(g) + shift))
+                .collect();
+            Tensor::from_slice(&t)
+        };
+        (start.cross_entropy_for_logits(&target(|g| g.0))
+            + end.cross_entropy_for_logits(&target(|g| g.1)))
+            / 2.0
     }
 
-    /// The best span of each (question, sentence tokens) pair, in batches of `batch_size`.
-    /// `None` for a sentence with no selectable token.
-    pub fn extract_all(
-        &self,
-        items: &[(&str, &[String])],
-        batch_size: usize,
-    ) -> Result<Vec<Option<Extraction>>> {
-        let inputs: Vec<SpanInput> = items
-            .iter()
-            .map(|(q, t)| self.encode(q, t))
-            .collect::<Result<_>>()?;
-        // Sorted by length so that batches pad little; results go back in input order.
-        let mut order: Vec<usize> = (0..inputs.len()).collect();
-        order.sort_by_key(|&i| inputs[i].enc.len());
-        let mut out: Vec<Option<Extraction>> = vec![None; inputs.len()];
-        tch::no_grad(|| {
-            for chunk in order.chunks(batch_size.max(1)) {
-                let refs: Vec<&SpanInput> = chunk.iter().map(|&i| &inputs[i]).collect();
-                let (start, end, _) = self.token_logits(&refs, false);
-                for (row, &i) in chunk.iter().enumerate() {
-                    let inp = &inputs[i];
-                    let k = inp.starts.len();
-                    if k == 0 {
-                        continue;
-                    }
-                    let s: Vec<f32> =
-                        Vec::<f32>::try_from(start.get(row as i64).narrow(0, 0, k as i64))
-                            .unwrap_or_default();
-                    let e: Vec<f32> =
-                        Vec::<f32>::try_from(end.get(row as i64).narrow(0, 0, k as i64))
-                            .unwrap_or_default();
-                    if let Some((a, b, score)) =
-                        best_span(&s, &e, inp, self.settings.max_answer_tokens)
-                    {
-                        let (start, end) = (inp.token[a], inp.token[b] + 1);
-                        out[i] = Some(Extraction {
-                            start,
-                            end,
-                            text: items[i].1[start..end].join(" "),
-                            score,
-                        });
-                    }
-                }
-            }
-        });
-        Ok(out)
+    /// How this model lays out its input.
+    pub(crate) fn encoder(&self) -> SpanEncoder<'_> {
+        SpanEncoder {
+            tokenizer: &self.tokenizer,
+            settings: self.settings,
+        }
     }
 }
 
-/// The selectable-token pair `(a, b)`, `a <= b`, spanning at most `max_tokens` sentence tokens,
-/// with the highest start[a] + end[b].
-fn best_span(
-    start: &[f32],
-    end: &[f32],
-    inp: &SpanInput,
-    max_tokens: usize,
-) -> Option<(usize, usize, f32)> {
-    let mut best: Option<(usize, usize, f32)> = None;
-    let n = start.len().min(end.len());
-    for (a, &s) in start.iter().enumerate().take(n) {
-        for (b, &e) in end.iter().enumerate().take(n).skip(a) {
-            if inp.token[b] + 1 - inp.token[a] > max_tokens.max(1) {
-                break;
-            }
-            let score = s + e;
-            if best.is_none_or(|(_, _, s)| score > s) {
-                best = Some((a, b, score));
-            }
-        }
+impl SpanReader for SpanExtractor {
+    fn settings(&self) -> &SpanSettings {
+        &self.settings
     }
-    best
+
+    fn extract_all(&self, readings: &[Reading]) -> Result<Vec<Option<Extraction>>> {
+        let encoder = self.encoder();
+        let inputs: Vec<SpanInput> = readings
+            .iter()
+            .map(|r| encoder.encode(r))
+            .collect::<Result<_>>()?;
+        let sentences: Vec<&[String]> = readings.iter().map(|r| r.sentence).collect();
+        let logits = by_length(
+            &inputs,
+            |i| i.enc.len(),
+            EXTRACT_BATCH,
+            |chunk| {
+                let logits = tch::no_grad(|| self.position_logits(chunk, false));
+                let width = logits.size()[1] as usize;
+                let flat = Vec::<f32>::try_from(logits.flatten(0, -1))
+                    .map_err(|e| ModelError::Backend(format!("span logits: {e}")))?;
+                Ok(flat.chunks(width * 2).map(<[f32]>::to_vec).collect())
+            },
+        )?;
+        Ok(logits
+            .iter()
+            .zip(&inputs)
+            .zip(sentences)
+            .map(|((logits, inp), tokens)| {
+                decode(inp, logits, tokens, self.settings.max_answer_tokens)
+            })
+            .collect())
+    }
 }

@@ -79,6 +79,7 @@ pub fn examples(
                 question: q.question,
                 tokens: tokens.clone(),
                 spans: vec![span],
+                ..SpanExample::default()
             })
         })
         .collect();

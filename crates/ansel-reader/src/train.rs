@@ -7,7 +7,9 @@
 //! the span extractor's part as a [`Trainee`]: batches, [`SpanExtractor::loss`], [`evaluate`]
 //! (dev F1 picks the weights kept), and how weights, head and card are written.
 
-use crate::model::{SpanInput, HEAD_FILE};
+use crate::input::SpanInput;
+use crate::model::HEAD_FILE;
+use crate::SpanReader;
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
 use ansel_bert::run::{
     prepare_out, run, write_training_card, CardParts, LoopOptions, RunOptions, RunState, Trainee,
@@ -30,6 +32,8 @@ pub struct SpanTrainOptions {
     pub data_note: String,
     pub max_question_pieces: usize,
     pub max_answer_tokens: usize,
+    pub context_words: usize,
+    pub no_span: bool,
 }
 
 impl SpanTrainOptions {
@@ -46,6 +50,8 @@ impl SpanTrainOptions {
             data_note: String::new(),
             max_question_pieces: s.max_question_pieces,
             max_answer_tokens: s.max_answer_tokens,
+            context_words: s.context_words,
+            no_span: s.no_span,
         }
     }
 
@@ -54,50 +60,70 @@ impl SpanTrainOptions {
             max_len: self.run.max_len,
             max_question_pieces: self.max_question_pieces,
             max_answer_tokens: self.max_answer_tokens,
+            context_words: self.context_words,
+            no_span: self.no_span,
         }
     }
 }
 
-/// Dev exact match and token F1 (means over examples, against each example's gold spans).
+/// Dev exact match and token F1 of the best span, over the examples with a gold span (means
+/// against each example's gold spans); for a model trained with `no_span`, also how often it
+/// prefers "no span" exactly when there is none, over all examples.
 pub fn evaluate(model: &SpanExtractor, dev: &[SpanExample]) -> Result<BTreeMap<String, f64>> {
-    let items: Vec<(&str, &[String])> = dev
-        .iter()
-        .map(|e| (e.question.as_str(), e.tokens.as_slice()))
-        .collect();
-    let found = model.extract_all(&items, 32)?;
-    let (mut em, mut f1) = (0.0, 0.0);
+    let readings: Vec<_> = dev.iter().map(SpanExample::reading).collect();
+    let found = model.extract_all(&readings)?;
+    let (mut em, mut f1, mut answerable, mut agree) = (0.0, 0.0, 0usize, 0usize);
     for (e, x) in dev.iter().zip(&found) {
-        let text = x.as_ref().map_or("", |x| x.text.as_str());
-        em += exact_match(text, &e.answers());
-        f1 += best_f1(text, &e.answers());
+        let has_span = !e.spans.is_empty();
+        agree += usize::from(x.as_ref().is_some_and(|x| x.margin() > 0.0) == has_span);
+        if has_span {
+            answerable += 1;
+            let text = x.as_ref().map_or("", |x| x.text.as_str());
+            em += exact_match(text, &e.answers());
+            f1 += best_f1(text, &e.answers());
+        }
     }
-    let n = dev.len().max(1) as f64;
-    Ok(BTreeMap::from([
+    let n = answerable.max(1) as f64;
+    let mut metrics = BTreeMap::from([
         ("dev EM".to_string(), em / n),
         ("dev F1".to_string(), f1 / n),
-    ]))
+    ]);
+    if model.settings.no_span {
+        metrics.insert(
+            "dev span/no-span accuracy".to_string(),
+            agree as f64 / dev.len().max(1) as f64,
+        );
+    }
+    Ok(metrics)
 }
 
-/// Inputs, gold (start, end) among selectable tokens, and the number of examples dropped.
-type Encoded = (Vec<SpanInput>, Vec<(i64, i64)>, usize);
+/// Inputs, gold (start, end) among selectable tokens (`None`: no span), and the number of
+/// examples dropped.
+type Encoded = (Vec<SpanInput>, Vec<Option<(i64, i64)>>, usize);
 
 /// Encoded training examples with their gold (start, end) among selectable tokens; examples
-/// whose span the length limit cuts are dropped (counted in the second value).
+/// whose span the length limit cuts, and examples without a span unless the model learns
+/// "no span", are dropped (counted in the third value).
 fn encode_examples(model: &SpanExtractor, examples: &[SpanExample]) -> Result<Encoded> {
     let mut inputs = Vec::new();
     let mut gold = Vec::new();
     let mut dropped = 0;
     for e in examples {
         let Some(&(s, end)) = e.spans.first() else {
-            dropped += 1;
+            if model.settings.no_span {
+                inputs.push(model.encoder().encode(&e.reading())?);
+                gold.push(None);
+            } else {
+                dropped += 1;
+            }
             continue;
         };
-        let inp = model.encode(&e.question, &e.tokens)?;
+        let inp = model.encoder().encode(&e.reading())?;
         let a = inp.token.iter().position(|&t| t == s);
         let b = inp.token.iter().rposition(|&t| t + 1 == end);
         match (a, b) {
             (Some(a), Some(b)) if a <= b => {
-                gold.push((a as i64, b as i64));
+                gold.push(Some((a as i64, b as i64)));
                 inputs.push(inp);
             }
             _ => dropped += 1,
@@ -111,7 +137,7 @@ struct SpanTrainee<'a> {
     opts: &'a SpanTrainOptions,
     model: SpanExtractor,
     inputs: Vec<SpanInput>,
-    gold: Vec<(i64, i64)>,
+    gold: Vec<Option<(i64, i64)>>,
     /// The encoded lengths of `inputs` (for bucketing).
     lengths: Vec<usize>,
     dev: &'a [SpanExample],
@@ -124,7 +150,7 @@ impl Trainee for SpanTrainee<'_> {
 
     fn loss(&self, batch: &[usize]) -> (Tensor, usize) {
         let refs: Vec<&SpanInput> = batch.iter().map(|&i| &self.inputs[i]).collect();
-        let gold: Vec<(i64, i64)> = batch.iter().map(|&i| self.gold[i]).collect();
+        let gold: Vec<Option<(i64, i64)>> = batch.iter().map(|&i| self.gold[i]).collect();
         (self.model.loss(&refs, &gold, true), batch.len())
     }
 
@@ -223,7 +249,13 @@ fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Res
             settings: serde_json::to_value(opts.settings()).expect("serializes"),
             base_card: None,
             hyperparameters: serde_json::json!({
-                "data": opts.data_note, "loss": "cross-entropy of the gold start and end token (mean of the two)",
+                "data": opts.data_note,
+                "loss": if opts.no_span {
+                    "cross-entropy of the gold start and end token (mean of the two); [CLS] is the gold of a sentence without a span"
+                } else {
+                    "cross-entropy of the gold start and end token (mean of the two)"
+                },
+                "context_words": opts.context_words, "no_span": opts.no_span,
                 "max_question_pieces": opts.max_question_pieces, "max_answer_tokens": opts.max_answer_tokens,
                 "train_examples": examples, "early_stopping": "dev token F1",
                 "weights": "fp16 encoder, fp32 head",
@@ -252,16 +284,19 @@ mod tests {
                 question: "who wrote hamlet ?".into(),
                 tokens: toks("it was written by william shakespeare ."),
                 spans: vec![(4, 6)],
+                ..SpanExample::default()
             },
             SpanExample {
                 question: "where is hamlet set ?".into(),
                 tokens: toks("hamlet is set in denmark ."),
                 spans: vec![(4, 5)],
+                ..SpanExample::default()
             },
             SpanExample {
                 question: "who wrote the plays ?".into(),
                 tokens: toks("the plays were written by shakespeare ."),
                 spans: vec![(5, 6)],
+                ..SpanExample::default()
             },
         ]
     }
@@ -295,18 +330,15 @@ mod tests {
         assert!(end.get("best_dev_MAP").is_none() && !out.join("training.svg").exists());
         let model = SpanExtractor::open(&out).unwrap();
         let ex = examples();
-        let items: Vec<(&str, &[String])> = ex
-            .iter()
-            .map(|e| (e.question.as_str(), e.tokens.as_slice()))
-            .collect();
-        let found = model.extract_all(&items, 2).unwrap();
+        let items: Vec<_> = ex.iter().map(SpanExample::reading).collect();
+        let found = model.extract_all(&items).unwrap();
         assert_eq!(found[0].as_ref().unwrap().text, "william shakespeare");
         assert_eq!(found[1].as_ref().unwrap().text, "denmark");
         assert_eq!(evaluate(&model, &ex).unwrap()["dev EM"], 1.0);
         // Spans never exceed max_answer_tokens.
         let mut short = SpanExtractor::open(&out).unwrap();
         short.settings.max_answer_tokens = 1;
-        let found = short.extract_all(&items, 8).unwrap();
+        let found = short.extract_all(&items).unwrap();
         assert!(found.iter().flatten().all(|x| x.end - x.start == 1));
     }
 

@@ -849,6 +849,14 @@ struct AskRequest {
     #[serde(default)]
     #[schema(value_type = Option<openapi::Retriever>)]
     retriever: Option<Retrieval>,
+    /// Read the answer span of each answer (when the server has a span reader).
+    #[serde(default = "default_spans")]
+    #[schema(default = true)]
+    spans: bool,
+}
+
+fn default_spans() -> bool {
+    true
 }
 
 fn default_top_k() -> usize {
@@ -911,6 +919,7 @@ async fn ask(
             top_k: request.top_k,
             budget: Some(budget),
             retriever: request.retriever,
+            spans: request.spans,
         };
         let answers = within_time(deadline, state.ask_queue.submit(job, 1, deadline)).await??;
         let mut reply = serde_json::json!(answers);
@@ -938,6 +947,8 @@ struct Health {
     rerank_model: String,
     /// Every model the reranking routes serve by name, the default first.
     rerank_models: Vec<String>,
+    /// The span reader that marks the answer inside each `/ask` answer (none: no spans).
+    span_reader: Option<String>,
 }
 
 /// `GET /health` (open without the API key).
@@ -967,6 +978,11 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
             prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
             rerank_model: cascade.rerank.name().to_string(),
             rerank_models: state.reranker_names(),
+            span_reader: state
+                .answerer
+                .reader
+                .as_ref()
+                .map(|r| r.model().to_string()),
         })
     })
     .await

@@ -58,6 +58,20 @@ pub(crate) struct AskAnswer {
     /// With `serve --calibration`: the probability that it answers the question (null for an
     /// answer the reranker did not score).
     probability: Option<f64>,
+    /// The words of `text` that answer the question (null: no span reader, `"spans": false`,
+    /// or none the reader is confident in).
+    span: Option<AnswerSpan>,
+}
+
+/// An answer span: byte offsets into the answer's `text` (`text[start..end]` is the span) and
+/// the span reader's calibrated probability that it is the answer.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // A schema only.
+pub(crate) struct AnswerSpan {
+    text: String,
+    start: usize,
+    end: usize,
+    score: f64,
 }
 
 #[derive(Serialize, ToSchema)]

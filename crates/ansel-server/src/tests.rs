@@ -43,6 +43,7 @@ fn bee_answerer(dir: &std::path::Path, rerank: Box<dyn ansel_model::Ranker>) -> 
             rerank,
             rerank_chunk: 8,
         },
+        reader: None,
     }
 }
 

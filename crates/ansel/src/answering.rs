@@ -5,7 +5,7 @@
 use crate::models;
 use ansel_answer::calibration::Calibration;
 use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
-use ansel_answer::{Answerer, Cascade, Retrieval, Retriever};
+use ansel_answer::{AnswerReader, Answerer, Cascade, Retrieval, Retriever};
 use ansel_data::Question;
 use ansel_index::{IndexError, SentenceIndex};
 use anyhow::{bail, Context, Result};
@@ -41,6 +41,40 @@ pub fn calibration_for(model: &str, file: Option<&Path>) -> Result<Option<Calibr
     }
 }
 
+/// The span reader `spec` (path or name) with its calibration: the directory's
+/// [`CALIBRATION_FILE`] (fitted by `ansel eval-reader --calibrate`), else the logistic of the
+/// margin over "no span", a span shown when the reader prefers it (always, for a reader not
+/// trained to say "no span").
+pub fn answer_reader(spec: &str) -> Result<AnswerReader> {
+    let (reader, dir) = models::span_reader(spec).context("span reader")?;
+    let file = dir.join(CALIBRATION_FILE);
+    let calibration = if file.is_file() {
+        Calibration::read(&file)?
+    } else {
+        Calibration {
+            model: spec.to_string(),
+            platt: ansel_answer::calibration::Platt::IDENTITY,
+            abstain_below: if reader.settings().no_span { 0.5 } else { 0.0 },
+            fitted_on: Vec::new(),
+            dev: serde_json::Value::Null,
+        }
+    };
+    Ok(AnswerReader::new(reader, calibration))
+}
+
+/// The reader option of `ask`, `serve` and the Python package: `none` turns spans off; the
+/// default reader is used when it is installed, and is silently absent otherwise.
+pub fn optional_reader(spec: Option<&str>) -> Result<Option<AnswerReader>> {
+    match spec {
+        Some("none") => Ok(None),
+        Some(spec) => answer_reader(spec).map(Some),
+        None if models::model_dir(models::DEFAULT_READER).is_ok() => {
+            answer_reader(models::DEFAULT_READER).map(Some)
+        }
+        None => Ok(None),
+    }
+}
+
 /// Which index to answer from and how the cascade ranks what it retrieves.
 #[derive(Debug, Clone)]
 pub struct CascadeOptions {
@@ -62,6 +96,9 @@ pub struct CascadeOptions {
     /// Load the index's sentence encoder whenever it has vectors, so that each question may
     /// choose its retriever (`serve`); otherwise only when `retriever` needs it.
     pub dense_on_request: bool,
+    /// The span reader ([`optional_reader`]: a path or name, `none`, or `None` for the default
+    /// when installed).
+    pub reader: Option<String>,
 }
 
 impl CascadeOptions {
@@ -93,6 +130,7 @@ impl CascadeOptions {
             retriever: None,
             fusion_depth: DEFAULT_FUSION_DEPTH,
             dense_on_request: false,
+            reader: None,
         }
     }
 
@@ -160,6 +198,7 @@ impl CascadeOptions {
             )),
         };
         let rerank = models::resolve(&self.model, &corpus).context("answer model")?;
+        let reader = optional_reader(self.reader.as_deref())?;
         Ok(Answerer {
             index,
             retriever,
@@ -169,6 +208,7 @@ impl CascadeOptions {
                 rerank,
                 rerank_chunk: RERANK_CHUNK,
             },
+            reader,
         })
     }
 }

@@ -41,7 +41,7 @@ enum Command {
     /// Score your own candidates: ansel JSON lines in, one JSON line of scores per question out.
     Rank(commands::rank::RankArgs),
     /// Serve /rerank (TEI-compatible), /ask, /health, /metrics and a web page over an index.
-    Serve(commands::serve::ServeArgs),
+    Serve(Box<commands::serve::ServeArgs>),
     /// Score the answers of `ask` on labelled questions (P@1, MRR) and time them.
     EvalAsk(commands::eval_ask::EvalAskArgs),
     /// Generate synthetic labelled questions from unlabelled documents (for domain adaptation).
@@ -54,6 +54,8 @@ enum Command {
     Quantize(commands::quantize::QuantizeArgs),
     /// Extractive QA benchmark: exact match and token F1 of answer spans read from ranked sentences.
     EvalExtract(commands::extract::EvalExtractArgs),
+    /// A span reader on SQuAD span records: EM/F1 given the gold sentence and paragraph, "no span" accuracy, cost; --calibrate fits when spans are shown.
+    EvalReader(commands::eval_reader::EvalReaderArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,7 +76,7 @@ fn main() -> ExitCode {
         Command::Index(args) => commands::index::run(args),
         Command::Ask(args) => commands::ask::run(args),
         Command::Rank(args) => commands::rank::run(args),
-        Command::Serve(args) => commands::serve::run(args),
+        Command::Serve(args) => commands::serve::run(*args),
         Command::EvalAsk(args) => commands::eval_ask::run(args),
         Command::Train(args) => commands::train::run(*args),
         Command::Synth(args) => commands::synth::run(args),
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Explain(args) => commands::cassie::explain(args),
         Command::EvalExtract(args) => commands::extract::run_eval(args),
+        Command::EvalReader(args) => commands::eval_reader::run(args),
         Command::Quantize(args) => commands::quantize::run(args),
     };
     match result {

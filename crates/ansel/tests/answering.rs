@@ -410,35 +410,63 @@ fn the_web_page_shows_answers_in_context_in_chromium() {
     let (dir, index) = corpus_index();
     let server = Server::start(&index);
     let profile = dir.path().join("chromium-profile");
-    let url = format!("http://{}/?q=Who+invented+the+Fresnel+lens%3F", server.addr);
-    let output = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            &format!("--user-data-dir={}", profile.display()),
-            "--virtual-time-budget=10000",
-            "--dump-dom",
-            &url,
-        ])
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&output.stdout);
+    // The page after its script ran, and Chromium's stderr.
+    let page = |question: &str| {
+        let url = format!("http://{}/?q={question}", server.addr);
+        let output = Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                &format!("--user-data-dir={}", profile.display()),
+                "--virtual-time-budget=10000",
+                "--dump-dom",
+                &url,
+            ])
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (dom, stderr) = page("Who+invented+the+Fresnel+lens%3F");
     assert!(
-        dom.contains("<mark class=\"sentence\">In 1822 the French physicist Augustin Fresnel invented a lens"),
-        "no highlighted answer in the page:\n{dom}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        dom.contains("<mark class=\"sentence\">In 1822 the French physicist "),
+        "no highlighted answer in the page:\n{dom}\n{stderr}"
     );
     assert!(dom.contains("<b class=\"title\">Lighthouses</b>"), "{dom}");
     assert!(
         dom.contains("<span class=\"around\"> The Fresnel lens focuses light into a strong beam"),
         "the next sentence is shown as context:\n{dom}"
     );
+    // The span in bold inside the highlighted sentence, and above it; the probability in per cent.
+    assert!(
+        dom.contains("Augustin Fresnel</strong>")
+            && dom.contains("<div class=\"span-answer\">Answer: "),
+        "no answer span in the page:\n{dom}"
+    );
+    assert!(dom.contains("% likely to answer</span>"), "{dom}");
+    assert!(
+        dom.contains("<p id=\"abstain\" hidden=\"\">"),
+        "answered: no abstain message\n{dom}"
+    );
+    // A question the corpus cannot answer: the page says so and greys the closest sentences.
+    let (dom, _) = page("Who+won+the+2018+World+Cup%3F");
+    assert!(
+        dom.contains("<p id=\"abstain\">The documents do not seem to answer this question."),
+        "no abstain message:\n{dom}"
+    );
+    assert!(
+        dom.contains("<ol id=\"answers\" class=\"unanswered\">"),
+        "{dom}"
+    );
+    assert!(!dom.contains("<div class=\"span-answer\">"), "{dom}");
     let (status, _) = server.stop();
     assert!(status.success());
 }
@@ -605,8 +633,9 @@ fn a_passage_index_answers_with_paragraphs_and_their_headings() {
 }
 
 /// The default cascade (BM25, the distilled student, the MPNet cross-encoder and its calibration)
-/// answers the question the stronger-encoder issue opened with, over three documents, and says
-/// so with a probability; a question nothing answers gets "no answer found".
+/// answers the question the stronger-encoder issue opened with, over a few documents, and says
+/// so with a probability; the span reader marks the answer inside the sentence; a question
+/// nothing answers gets "no answer found".
 #[test]
 fn the_default_models_answer_how_tall_the_eiffel_tower_is() {
     let dir = tempfile::tempdir().unwrap();
@@ -615,6 +644,8 @@ fn the_default_models_answer_how_tall_the_eiffel_tower_is() {
         serde_json::json!({"id": "eiffel", "title": "Eiffel Tower", "text": "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is named after the engineer Gustave Eiffel, whose company designed and built the tower. The tower is 330 metres tall, about the same height as an 81-storey building. It was the tallest man-made structure in the world for 41 years."}),
         serde_json::json!({"id": "paris", "title": "Paris", "text": "Paris is the capital and largest city of France. The city is a major railway, highway and air-transport hub. Paris is known for its museums and architectural landmarks."}),
         serde_json::json!({"id": "towers", "title": "Lattice tower", "text": "A lattice tower is a freestanding framework tower. Lattice towers are used for power lines and radio masts. Many tall towers are built of steel."}),
+        serde_json::json!({"id": "penicillin", "title": "Penicillin", "text": "Penicillins are a group of antibiotics. Penicillin was discovered in 1928 by the Scottish scientist Alexander Fleming, who noticed that a mould killed the bacteria around it. It was first used to treat patients in 1942."}),
+        serde_json::json!({"id": "doctor-who", "title": "Doctor Who", "text": "Doctor Who is a British science fiction television series. The first episode was broadcast on 23 November 1963 by the BBC. The programme follows a time-travelling alien called the Doctor."}),
     ];
     std::fs::write(&docs, lines.map(|l| l.to_string()).join("\n")).unwrap();
     let index = dir.path().join("index");
@@ -635,6 +666,44 @@ fn the_default_models_answer_how_tall_the_eiffel_tower_is() {
     );
     assert_eq!(reply["answered"], true, "{reply:#}");
     assert!(best["probability"].as_f64().unwrap() > 0.5, "{reply:#}");
+    // The span: byte offsets into the answer's text, and a probability.
+    let span = &best["span"];
+    assert_eq!(span["text"], "330 metres", "{reply:#}");
+    let text = best["text"].as_str().unwrap();
+    let (start, end) = (
+        span["start"].as_u64().unwrap() as usize,
+        span["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[start..end], "330 metres");
+    assert!((0.0..=1.0).contains(&span["score"].as_f64().unwrap()));
+    for (question, expected) in [
+        ("Who discovered penicillin?", "Alexander Fleming"),
+        (
+            "When was the first episode of Doctor Who broadcast?",
+            "23 November 1963",
+        ),
+    ] {
+        let out = succeed(&["ask", "--index", index, question]);
+        assert!(
+            out.contains(&format!("Answer: {expected} (span p=")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("**{expected}**")), "{out}");
+    }
+    let out = succeed(&[
+        "ask",
+        "--index",
+        index,
+        "--json",
+        "--no-span",
+        "How tall is the Eiffel Tower?",
+    ]);
+    let reply: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(reply["answers"][0]["span"].is_null(), "{reply:#}");
     let out = succeed(&["ask", "--index", index, "Which river flows through Paris?"]);
     assert!(out.contains("no answer found"), "{out}");
+    assert!(
+        !out.contains("Answer: "),
+        "no answer, no span above the list: {out}"
+    );
 }

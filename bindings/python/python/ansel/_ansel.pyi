@@ -10,6 +10,15 @@ DEFAULT_ASK_MODEL: str
 class AnselError(Exception):
     """An error from ansel: the same message the command line prints (file, line, field)."""
 
+class Span(TypedDict):
+    """The words of an answer's text that answer the question: `text[start:end]` (character
+    offsets), and the span reader's probability that they are the answer."""
+
+    text: str
+    start: int
+    end: int
+    score: float
+
 class Answer(TypedDict):
     text: str
     score: float
@@ -19,6 +28,7 @@ class Answer(TypedDict):
     position: int
     prev: Optional[str]
     next: Optional[str]
+    span: Optional[Span]
 
 class Ranker:
     """Scores candidate texts for a question with one model spec.
@@ -68,7 +78,10 @@ class Index:
         dense: Optional[str] = None,
         retriever: str = "auto",
         fusion_depth: int = 100,
-    ) -> None: ...
+        reader: Optional[str] = None,
+    ) -> None:
+        """`reader`: the span reader (a model directory or name; "none": no spans; default: the
+        installed default reader, if any)."""
     @property
     def path(self) -> str: ...
     def add(self, documents: List[Mapping[str, str]]) -> int:
@@ -86,7 +99,9 @@ class Index:
         top_k: int = 5,
         budget_ms: Optional[int] = None,
         retriever: Optional[str] = None,
+        spans: bool = True,
     ) -> List[Answer]:
-        """The best answer sentences with their context, best first."""
+        """The best answer sentences with their context, best first; `spans=False` skips
+        reading answer spans."""
     def stats(self) -> Dict[str, int]:
         """{"documents", "sentences", "unit"} of the index."""

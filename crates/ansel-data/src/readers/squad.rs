@@ -94,6 +94,8 @@ pub struct SquadParagraph {
 pub struct SquadQuestion {
     pub question: Question,
     pub answers: Vec<String>,
+    /// Each answer's byte range in the paragraph's `context`.
+    pub answer_spans: Vec<(usize, usize)>,
     /// Some answer span runs past the end of the sentence it starts in (a sentence
     /// boundary inside the answer): that sentence is labelled positive all the same.
     pub crosses_boundary: bool,
@@ -155,6 +157,7 @@ pub fn parse_paragraphs(path: &Path, bytes: &[u8]) -> Result<Vec<SquadParagraph>
                         candidates,
                     },
                     answers: answers.iter().map(|a| a.text.clone()).collect(),
+                    answer_spans,
                     crosses_boundary,
                 });
             }

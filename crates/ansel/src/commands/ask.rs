@@ -1,7 +1,7 @@
 use super::cascade::CascadeArgs;
 use ansel::calibration::Judged;
 use ansel_answer::{Answers, Ask};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::time::Duration;
 
@@ -18,10 +18,9 @@ pub struct AskArgs {
     /// Print the answers as one JSON object.
     #[arg(long)]
     json: bool,
-    /// A span extractor directory (`ansel train --model span-extractor`): print the answer
-    /// span it extracts from each answer sentence (`"extracted"` in --json).
+    /// Do not read answer spans (as `--reader none`).
     #[arg(long)]
-    extract: Option<std::path::PathBuf>,
+    no_span: bool,
     /// A calibration of `--model` (`ansel calibrate --out`): print each reranked answer's
     /// probability, and say "no answer found" when the best one is below its threshold. By
     /// default the model directory's own `calibration.json`, if it has one; `none` turns it off.
@@ -32,15 +31,7 @@ pub struct AskArgs {
     question: Vec<String>,
 }
 
-pub fn run(args: AskArgs) -> Result<()> {
-    let extractor = args
-        .extract
-        .as_deref()
-        .map(|dir| {
-            ansel_reader::SpanExtractor::open(dir)
-                .with_context(|| format!("cannot load --extract {}", dir.display()))
-        })
-        .transpose()?;
+pub fn run(mut args: AskArgs) -> Result<()> {
     let question = args.question.join(" ");
     if args.top == 0 {
         anyhow::bail!("--top must be at least 1");
@@ -50,6 +41,9 @@ pub fn run(args: AskArgs) -> Result<()> {
             "the question is empty: `ansel ask --index DIR \"Who invented the Fresnel lens?\"`"
         );
     }
+    if args.no_span {
+        args.cascade.reader = Some("none".into());
+    }
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let answerer = args.cascade.answerer()?;
@@ -58,18 +52,10 @@ pub fn run(args: AskArgs) -> Result<()> {
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
         retriever: None,
+        spans: true,
     })?;
-    let extracted = match &extractor {
-        Some(model) => extract(model, &answers)?,
-        None => Vec::new(),
-    };
     if args.json {
         let mut value = serde_json::to_value(&answers)?;
-        if let Some(list) = value.get_mut("answers").and_then(|a| a.as_array_mut()) {
-            for (answer, span) in list.iter_mut().zip(&extracted) {
-                answer["extracted"] = serde_json::json!(span);
-            }
-        }
         if let Some(calibration) = &calibration {
             calibration.annotate(&mut value, &answers);
         }
@@ -79,55 +65,25 @@ pub fn run(args: AskArgs) -> Result<()> {
             .as_ref()
             .map(|c| (c.judge(&answers), c.abstain_below));
         let unit = answerer.index.unit().name();
-        print!("{}", render(&answers, &extracted, judged.as_ref(), unit));
+        print!("{}", render(&answers, judged.as_ref(), unit));
     }
     Ok(())
 }
 
-/// The span the extractor reads in each answer sentence, as a slice of the sentence's text.
-fn extract(model: &ansel_reader::SpanExtractor, answers: &Answers) -> Result<Vec<Option<String>>> {
-    let words: Vec<Vec<(usize, usize)>> = answers
-        .answers
-        .iter()
-        .map(|a| ansel_reader::split_words(&a.sentence.text))
-        .collect();
-    let tokens: Vec<Vec<String>> = answers
-        .answers
-        .iter()
-        .zip(&words)
-        .map(|(a, w)| {
-            w.iter()
-                .map(|&(s, e)| a.sentence.text[s..e].to_string())
-                .collect()
-        })
-        .collect();
-    let items: Vec<(&str, &[String])> = tokens
-        .iter()
-        .map(|t| (answers.question.as_str(), t.as_slice()))
-        .collect();
-    let found = model.extract_all(&items, 16)?;
-    Ok(found
-        .into_iter()
-        .zip(answers.answers.iter().zip(&words))
-        .map(|(x, (a, w))| {
-            let x = x?;
-            Some(a.sentence.text[w[x.start].0..w[x.end - 1].1].to_string())
-        })
-        .collect())
-}
-
 /// Answers for a terminal: score, title, document and sentence number, then
 /// the sentence between its neighbours.
-fn render(
-    answers: &Answers,
-    extracted: &[Option<String>],
-    judged: Option<&(Judged, f64)>,
-    unit: &str,
-) -> String {
+fn render(answers: &Answers, judged: Option<&(Judged, f64)>, unit: &str) -> String {
     let mut out = format!("Q: {}\n", answers.question);
+    let abstained = judged.is_some_and(|(j, _)| !j.answered);
     if answers.answers.is_empty() {
         out.push_str("no sentence in the index shares a word with the question\n");
-    } else if let Some((judged, threshold)) = judged.filter(|(j, _)| !j.answered) {
+    } else if let Some(span) = answers.answers[0].span.as_ref().filter(|_| !abstained) {
+        out.push_str(&format!(
+            "Answer: {} (span p={:.2})\n",
+            span.text, span.score
+        ));
+    }
+    if let Some((judged, threshold)) = judged.filter(|(j, _)| !j.answered) {
         let best = judged
             .probabilities
             .iter()
@@ -154,10 +110,17 @@ fn render(
         if let Some(prev) = &s.prev {
             out.push_str(&format!("     {prev}\n"));
         }
-        out.push_str(&format!("  >> {}\n", s.text));
-        if let Some(Some(span)) = extracted.get(rank) {
-            out.push_str(&format!("     answer: {span}\n"));
-        }
+        let sentence = match &answer.span {
+            // Markdown's bold marks the span inside its sentence.
+            Some(span) => format!(
+                "{}**{}**{}",
+                &s.text[..span.start],
+                span.text,
+                &s.text[span.end..]
+            ),
+            None => s.text.clone(),
+        };
+        out.push_str(&format!("  >> {sentence}\n"));
         if let Some(next) = &s.next {
             out.push_str(&format!("     {next}\n"));
         }

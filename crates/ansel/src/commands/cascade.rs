@@ -34,6 +34,10 @@ pub struct CascadeArgs {
     /// --retrieve).
     #[arg(long, default_value_t = DEFAULT_FUSION_DEPTH)]
     pub fusion_depth: usize,
+    /// Span reader that marks the answer inside each answer sentence (a model directory or
+    /// name); `none`: no spans. Default: `minilm-l6-squad-span-int8` when it is installed.
+    #[arg(long)]
+    pub reader: Option<String>,
 }
 
 impl CascadeArgs {
@@ -56,6 +60,7 @@ impl CascadeArgs {
                 .map_err(anyhow::Error::msg)?,
             fusion_depth: self.fusion_depth,
             dense_on_request,
+            reader: self.reader.clone(),
             ..CascadeOptions::new(
                 self.index.clone(),
                 &self.model,

@@ -57,6 +57,15 @@ struct Report {
     answered: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     answered_right: Option<usize>,
+    /// With a span reader: the first answer's span against the expected answer (SQuAD's
+    /// exact match and token F1; no span scores 0), means over the questions.
+    #[serde(rename = "span_EM", skip_serializing_if = "Option::is_none")]
+    span_em: Option<f64>,
+    #[serde(rename = "span_F1", skip_serializing_if = "Option::is_none")]
+    span_f1: Option<f64>,
+    /// With a span reader: questions whose first answer got a span.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spans: Option<usize>,
 }
 
 /// Asks every labelled question over the index, one at a time, and reports
@@ -71,6 +80,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let (mut answered, mut answered_right) = (0, 0);
+    let (mut span_em, mut span_f1, mut spans) = (0.0, 0.0, 0);
     let mut reciprocal_ranks = Vec::new();
     let mut millis = Vec::new();
     for item in &labelled {
@@ -80,6 +90,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             top_k: args.top,
             budget: args.budget_ms.map(std::time::Duration::from_millis),
             retriever: None,
+            spans: true,
         })?;
         millis.push(start.elapsed().as_secs_f64() * 1e3);
         let rank = answers
@@ -87,6 +98,12 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             .iter()
             .position(|a| a.sentence.text.contains(&item.answer));
         reciprocal_ranks.push(rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)));
+        if let Some(span) = answers.answers.first().and_then(|a| a.span.as_ref()) {
+            let gold = std::slice::from_ref(&item.answer);
+            span_em += ansel_reader::exact_match(&span.text, gold);
+            span_f1 += ansel_reader::best_f1(&span.text, gold);
+            spans += 1;
+        }
         if calibration
             .as_ref()
             .is_some_and(|c| c.judge(&answers).answered)
@@ -113,6 +130,9 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         p99_ms: percentile(&millis, 0.99),
         answered: calibration.is_some().then_some(answered),
         answered_right: calibration.is_some().then_some(answered_right),
+        span_em: answerer.reader.is_some().then_some(span_em / n),
+        span_f1: answerer.reader.is_some().then_some(span_f1 / n),
+        spans: answerer.reader.is_some().then_some(spans),
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);

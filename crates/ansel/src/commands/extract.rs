@@ -4,7 +4,8 @@
 use super::train::TrainArgs;
 use ansel_data::readers::jacana::{self, SpanQuestion};
 use ansel_reader::{
-    best_f1, capitalised_or_numeric_span, exact_match, split_words, SpanExample, SpanExtractor,
+    best_f1, capitalised_or_numeric_span, exact_match, split_words, Reading, SpanExample,
+    SpanExtractor, SpanReader,
 };
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -21,6 +22,17 @@ pub struct ReaderArgs {
     /// Span extractor: longest answer in sentence tokens.
     #[arg(long, default_value_t = 10)]
     pub max_answer_tokens: usize,
+    /// Span extractor: words of the neighbouring sentences read on each side of the sentence
+    /// (context only; spans stay inside the sentence).
+    #[arg(long, default_value_t = 0)]
+    pub context_words: usize,
+    /// Span extractor: also learn "no span" from the records' no-answer sentences (span
+    /// records only), so that the model can say a sentence holds no answer.
+    #[arg(long)]
+    pub no_span: bool,
+    /// Span extractor: dev records evaluated (an even sample), so that evaluation stays cheap.
+    #[arg(long, default_value_t = 1000)]
+    pub dev_records: usize,
     /// Span extractor with --synthetic: question length, the clause around the answer in at
     /// most N words (0: the whole sentence with the answer replaced by a wh-phrase).
     #[arg(long, default_value_t = 12)]
@@ -58,16 +70,35 @@ pub fn tokens_of(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn gold_examples(path: &Path, option: &str) -> Result<Vec<SpanExample>> {
-    if !is_jacana(path) {
-        bail!(
-            "{option} {}: gold answer spans come from the jacana TrecQA XML (TRAIN.xml, DEV.xml, TEST.xml); \
-             pass one, or --synthetic to generate spans from any data file's sentences",
-            path.display()
-        );
+/// Gold spans of a jacana TrecQA XML file or of span records (`ansel-lab squad-spans`), with
+/// the records' no-span sentences when `negatives`; at most `max_records` records, an even
+/// sample.
+fn gold_examples(
+    path: &Path,
+    option: &str,
+    negatives: bool,
+    max_records: Option<usize>,
+) -> Result<Vec<SpanExample>> {
+    if is_jacana(path) {
+        let qs = jacana::read(path).with_context(|| format!("cannot read {option} data"))?;
+        return Ok(ansel_reader::jacana_examples(&qs));
     }
-    let qs = jacana::read(path).with_context(|| format!("cannot read {option} data"))?;
-    Ok(ansel_reader::jacana_examples(&qs))
+    let records = ansel_reader::squad::read_records(path).with_context(|| {
+        format!(
+            "cannot read {option} data: gold answer spans come from the jacana TrecQA XML (TRAIN.xml, DEV.xml, TEST.xml) \
+             or span records (`ansel-lab squad-spans`); --synthetic generates spans from any data file's sentences"
+        )
+    })?;
+    let records = match max_records {
+        Some(max) if max < records.len() => {
+            let step = records.len() as f64 / max as f64;
+            (0..max)
+                .map(|i| records[(i as f64 * step) as usize].clone())
+                .collect()
+        }
+        _ => records,
+    };
+    Ok(ansel_reader::squad::examples(&records, negatives))
 }
 
 /// `ansel train --model span-extractor`.
@@ -80,6 +111,8 @@ pub fn train_span_extractor(args: &TrainArgs) -> Result<()> {
     let mut opts = ansel_reader::train::SpanTrainOptions::defaults(base, &args.out);
     opts.run = args.run_options(opts.run);
     opts.max_answer_tokens = r.max_answer_tokens;
+    opts.context_words = r.context_words;
+    opts.no_span = r.no_span;
     let (train, dev) = if r.synthetic {
         let generator = ansel_synth::ClozeGenerator {
             question_words: r.synthetic_question_words,
@@ -96,12 +129,24 @@ pub fn train_span_extractor(args: &TrainArgs) -> Result<()> {
         );
         (train, dev)
     } else {
-        let mut train = gold_examples(&args.train, "--train")?;
+        let mut train = gold_examples(&args.train, "--train", r.no_span, None)?;
         if let Some(max) = ce.max_pairs {
             train.truncate(max);
         }
-        opts.data_note = "gold answer spans of the positive sentences (jacana XML)".into();
-        (train, gold_examples(&args.dev, "--dev")?)
+        opts.data_note = if is_jacana(&args.train) {
+            "gold answer spans of the positive sentences (jacana XML)".into()
+        } else {
+            format!(
+                "gold answer spans of span records (answer sentence between its neighbours){}",
+                if r.no_span {
+                    ", and each record's hardest no-answer sentence of the paragraph as a no-span example"
+                } else {
+                    ""
+                }
+            )
+        };
+        let dev = gold_examples(&args.dev, "--dev", r.no_span, Some(r.dev_records))?;
+        (train, dev)
     };
     if dev.is_empty() {
         bail!("{}: no dev example with an answer span", args.dev.display());
@@ -236,16 +281,16 @@ pub fn run_eval(args: EvalExtractArgs) -> Result<()> {
         let model = SpanExtractor::open(dir)
             .with_context(|| format!("cannot load extractor {}", dir.display()))?;
         let texts: Vec<String> = questions.iter().map(SpanQuestion::text).collect();
-        let items: Vec<(&str, &[String])> = questions
+        let items: Vec<Reading> = questions
             .iter()
             .zip(&texts)
             .flat_map(|(q, t)| {
                 q.candidates
                     .iter()
-                    .map(move |c| (t.as_str(), c.tokens.as_slice()))
+                    .map(move |c| Reading::sentence(t, &c.tokens))
             })
             .collect();
-        let found = model.extract_all(&items, 32)?;
+        let found = model.extract_all(&items)?;
         let mut at = 0;
         let per_q: Extracted = questions
             .iter()
@@ -385,8 +430,8 @@ mod tests {
 
     #[test]
     fn gold_spans_need_the_jacana_xml() {
-        let err = gold_examples(Path::new("train.jsonl"), "--train").unwrap_err();
-        assert!(err.to_string().contains("--synthetic"), "{err}");
+        let err = gold_examples(Path::new("train.jsonl"), "--train", false, None).unwrap_err();
+        assert!(format!("{err:#}").contains("--synthetic"), "{err:#}");
         assert_eq!(
             tokens_of("In 1822, Fresnel."),
             vec!["In", "1822", ",", "Fresnel", "."]

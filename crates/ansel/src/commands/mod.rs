@@ -9,6 +9,7 @@ pub mod efficient;
 pub mod eqag;
 pub mod eval;
 pub mod eval_ask;
+pub mod eval_reader;
 pub mod eval_semeval;
 pub mod eval_trec;
 pub mod extract;

@@ -222,6 +222,37 @@ pub fn model_dir(spec: &str) -> Result<PathBuf> {
     })
 }
 
+/// The span reader that `ask`, `serve` and `ansel.Index` find answer spans with, unless told
+/// otherwise (docs/results/span-reader.md).
+pub const DEFAULT_READER: &str = "minilm-l6-squad-span-int8";
+
+/// Loads a span reader given as a path or by name: a converted one
+/// ([`ansel_onnx::SPAN_KIND`], any build), a libtorch span extractor (builds with libtorch), or
+/// `rule`, the rule baseline. Returns it with its directory (empty for `rule`).
+pub fn span_reader(spec: &str) -> Result<(Box<dyn ansel_reader::SpanReader>, PathBuf)> {
+    if spec == ansel_reader::RULE_READER {
+        return Ok((Box::<ansel_reader::RuleReader>::default(), PathBuf::new()));
+    }
+    let dir = model_dir(spec)?;
+    let card = ansel_model::ModelCard::read(&dir)?;
+    let reader: Box<dyn ansel_reader::SpanReader> = match card.kind.as_str() {
+        ansel_onnx::SPAN_KIND => Box::new(ansel_onnx::OnnxSpanReader::load(&dir, &card)?),
+        #[cfg(feature = "torch")]
+        ansel_reader::KIND => Box::new(ansel_reader::SpanExtractor::load(&dir, &card)?),
+        other => bail!(
+            "{}: a {other:?} model is not a span reader ({:?}{})",
+            dir.display(),
+            ansel_onnx::SPAN_KIND,
+            if cfg!(feature = "torch") {
+                format!(" or {:?}", ansel_reader::KIND)
+            } else {
+                String::new()
+            }
+        ),
+    };
+    Ok((reader, dir))
+}
+
 /// Resolves a model spec: a built-in lexical model, a model directory, the
 /// name of a trained model in one of [`model_folders`], or several of these
 /// joined by `+` (their standardised scores summed: [`ansel_model::Fusion`]).

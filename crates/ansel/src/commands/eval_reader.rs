@@ -1,0 +1,236 @@
+//! `ansel eval-reader`: a span reader on span records (`ansel-lab squad-spans`): exact match
+//! and token F1 given the gold sentence and given the gold paragraph, how often it says "no
+//! span" exactly when the sentence holds none, what a reading costs, and (`--calibrate`) the
+//! calibration `ask` and `serve` use to show a span or not.
+
+use ansel::answering::CALIBRATION_FILE;
+use ansel::models;
+use ansel_answer::calibration::{Calibration, Platt};
+use ansel_reader::squad::{read_records, SpanRecord};
+use ansel_reader::{best_f1, exact_match, Extraction, SpanExample, SpanReader};
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct EvalReaderArgs {
+    /// Span records (`ansel-lab squad-spans`), e.g. data/squad-spans/dev.jsonl.
+    #[arg(long)]
+    data: PathBuf,
+    /// The span reader (a model directory or name).
+    #[arg(long)]
+    reader: String,
+    /// Records evaluated (an even sample of the file); 0: all.
+    #[arg(long, default_value_t = 0)]
+    records: usize,
+    /// Fit the reader's calibration on these records and write it into the reader's
+    /// directory (calibration.json): choose on dev, never on test.
+    #[arg(long)]
+    calibrate: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    reader: String,
+    data: String,
+    records: usize,
+    /// Given the gold sentence (read between its neighbours): the best span.
+    #[serde(rename = "sentence_EM")]
+    sentence_em: f64,
+    #[serde(rename = "sentence_F1")]
+    sentence_f1: f64,
+    /// Given the gold paragraph: the span with the highest margin over "no span" among all its
+    /// sentences.
+    #[serde(rename = "paragraph_EM")]
+    paragraph_em: f64,
+    #[serde(rename = "paragraph_F1")]
+    paragraph_f1: f64,
+    /// Answer sentences and no-answer sentences (one per record that has one), and how often
+    /// the reader's margin is positive exactly on the answer sentences.
+    no_span_examples: usize,
+    span_no_span_accuracy: f64,
+    /// Mean milliseconds per sentence read (the paragraph pass, whatever runs the reader).
+    ms_per_reading: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calibration: Option<serde_json::Value>,
+}
+
+/// One reading as calibration sees it: the margin over "no span", whether the span is exactly
+/// the answer, its token F1, and whether the sentence holds an answer at all.
+struct Judged {
+    margin: f32,
+    right: bool,
+    f1: f64,
+    answerable: bool,
+}
+
+/// The records to evaluate: all, or an even sample of `max`.
+fn sample(records: Vec<SpanRecord>, max: usize) -> Vec<SpanRecord> {
+    if max == 0 || max >= records.len() {
+        return records;
+    }
+    let step = records.len() as f64 / max as f64;
+    (0..max)
+        .map(|i| records[(i as f64 * step) as usize].clone())
+        .collect()
+}
+
+fn read(reader: &dyn SpanReader, examples: &[SpanExample]) -> Result<Vec<Option<Extraction>>> {
+    let readings: Vec<_> = examples.iter().map(SpanExample::reading).collect();
+    Ok(reader.extract_all(&readings)?)
+}
+
+pub fn run(args: EvalReaderArgs) -> Result<()> {
+    let records = sample(read_records(&args.data)?, args.records);
+    let (reader, dir) = models::span_reader(&args.reader)?;
+    if args.calibrate && dir.as_os_str().is_empty() {
+        anyhow::bail!(
+            "--calibrate: {} has no directory to hold a calibration",
+            args.reader
+        );
+    }
+    let reader = reader.as_ref();
+
+    // Given the gold sentence, and its no-answer sentence.
+    let positives: Vec<SpanExample> = records
+        .iter()
+        .map(|r| r.example(r.answer_sentence))
+        .collect();
+    let found = read(reader, &positives)?;
+    let negatives: Vec<SpanExample> = records
+        .iter()
+        .filter_map(|r| r.negative.map(|n| r.example(n)))
+        .collect();
+    let found_negative = read(reader, &negatives)?;
+    let (mut em, mut f1) = (0.0, 0.0);
+    // Every reading: what calibration fits.
+    let mut judged: Vec<Judged> = Vec::new();
+    for (r, x) in records.iter().zip(&found) {
+        let gold = r.answer_texts();
+        let text = x.as_ref().map_or("", |x| x.text.as_str());
+        let (e, f) = (exact_match(text, &gold), best_f1(text, &gold));
+        em += e;
+        f1 += f;
+        if let Some(x) = x {
+            judged.push(Judged {
+                margin: x.margin(),
+                right: e == 1.0,
+                f1: f,
+                answerable: true,
+            });
+        }
+    }
+    judged.extend(found_negative.iter().flatten().map(|x| Judged {
+        margin: x.margin(),
+        right: false,
+        f1: 0.0,
+        answerable: false,
+    }));
+    let agree = found
+        .iter()
+        .filter(|x| x.as_ref().is_some_and(|x| x.margin() > 0.0))
+        .count()
+        + found_negative
+            .iter()
+            .filter(|x| x.as_ref().is_none_or(|x| x.margin() <= 0.0))
+            .count();
+
+    // Given the gold paragraph: every sentence read, the best margin wins.
+    let mut paragraph = Vec::new();
+    let mut owner = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        for s in 0..r.sentences.len() {
+            paragraph.push(r.example(s));
+            owner.push(i);
+        }
+    }
+    let start = Instant::now();
+    let found_paragraph = read(reader, &paragraph)?;
+    let ms_per_reading = start.elapsed().as_secs_f64() * 1e3 / paragraph.len().max(1) as f64;
+    let mut best: Vec<Option<&Extraction>> = vec![None; records.len()];
+    for (x, &i) in found_paragraph.iter().zip(&owner) {
+        if let Some(x) = x {
+            if best[i].is_none_or(|b| x.margin() > b.margin()) {
+                best[i] = Some(x);
+            }
+        }
+    }
+    let (mut pem, mut pf1) = (0.0, 0.0);
+    for (r, x) in records.iter().zip(&best) {
+        let gold = r.answer_texts();
+        let text = x.map_or("", |x| x.text.as_str());
+        pem += exact_match(text, &gold);
+        pf1 += best_f1(text, &gold);
+    }
+
+    let n = records.len().max(1) as f64;
+    let calibration = if args.calibrate {
+        let calibration = calibrate(&args, &judged)?;
+        let path = dir.join(CALIBRATION_FILE);
+        ansel_model::write_atomic(
+            &path,
+            serde_json::to_string_pretty(&calibration)?.as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))?;
+        Some(serde_json::to_value(&calibration)?)
+    } else {
+        None
+    };
+    let report = Report {
+        reader: args.reader.clone(),
+        data: args.data.display().to_string(),
+        records: records.len(),
+        sentence_em: em / n,
+        sentence_f1: f1 / n,
+        paragraph_em: pem / n,
+        paragraph_f1: pf1 / n,
+        no_span_examples: negatives.len(),
+        span_no_span_accuracy: agree as f64 / (records.len() + negatives.len()).max(1) as f64,
+        ms_per_reading,
+        calibration,
+    };
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+/// Platt scaling of the margin to the probability that the span is exactly the answer, and the
+/// threshold that best serves a reader of the page: on the answer sentences a span shown earns
+/// its token F1, on the no-answer sentences hiding it earns 1.
+fn calibrate(args: &EvalReaderArgs, judged: &[Judged]) -> Result<Calibration> {
+    let pairs: Vec<(f32, bool)> = judged.iter().map(|j| (j.margin, j.right)).collect();
+    let platt = Platt::fit(&pairs).context("no reading to calibrate on")?;
+    let utility = |threshold: f64| -> f64 {
+        judged
+            .iter()
+            .map(
+                |j| match (platt.probability(j.margin) >= threshold, j.answerable) {
+                    (true, _) => j.f1,
+                    (false, false) => 1.0,
+                    (false, true) => 0.0,
+                },
+            )
+            .sum()
+    };
+    let mut best = (0.0, utility(0.0));
+    for step in 1..100 {
+        let threshold = step as f64 / 100.0;
+        let u = utility(threshold);
+        if u > best.1 {
+            best = (threshold, u);
+        }
+    }
+    Ok(Calibration {
+        model: args.reader.clone(),
+        platt,
+        abstain_below: best.0,
+        fitted_on: vec![args.data.display().to_string()],
+        dev: serde_json::json!({
+            "readings": judged.len(),
+            "exactly_right": judged.iter().filter(|j| j.right).count(),
+            "utility_per_reading": best.1 / judged.len().max(1) as f64,
+            "target": "exact match of the span (no-answer sentences: never right)",
+        }),
+    })
+}

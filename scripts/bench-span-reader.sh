@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The span reader's results (docs/results/span-reader.{jsonl,md}):
+# - given the gold sentence and the gold paragraph, on dev records (choice) and test records
+#   (reported only): the shipped int8 graph, the libtorch fp32 model it came from, and the rule
+#   baseline (longest capitalised or numeric run), with "no span" accuracy and cost per reading;
+# - end to end: `eval-ask` with the default cascade over the held-out articles' index, the span
+#   of the first answer against the expected answer, with the reader on and off (same session).
+# Rows already in the .jsonl are kept, so the script resumes; REPORT_ONLY=1 rewrites the page.
+# Needs ../shared/data and scripts/train-span-reader.sh's outputs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ansel=target/release/ansel
+rows=docs/results/span-reader.jsonl
+reader=${READER:-models/minilm-l6-squad-span-int8}
+source=${SOURCE:-runs/minilm-l6-squad-span}
+touch "$rows"
+have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("row")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
+row() { # name command...
+  local name=$1; shift
+  have "$name" && return 0
+  echo "== $name" >&2
+  "$@" | tail -1 | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"row": sys.argv[1], **r}))' "$name" >>"$rows"
+}
+if [ -z "${REPORT_ONLY:-}" ]; then
+  cargo build --release -q -p ansel
+  for split in dev test; do
+    row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000
+    row "rule baseline, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader rule --records 1000
+  done
+  [ -d "$source" ] && row "reader fp32 libtorch, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$source" --records 1000
+  for split in dev test; do
+    row "ask, $split questions, reader on" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader "$reader" --json
+    row "ask, $split questions, reader off" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader none --json
+  done
+fi
+python3 bench/span_reader_report.py "$rows" >docs/results/span-reader.md
