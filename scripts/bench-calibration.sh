@@ -7,6 +7,7 @@
 #   MODELS="wo-rr minilm-l6-tanda-all-2ep" bash scripts/bench-calibration.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 data=${ANSEL_SHARED_DATA:-../shared/data}/wikiqa
 ansel=target/release/ansel
 rows=docs/results/calibration.jsonl

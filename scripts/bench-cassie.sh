@@ -22,6 +22,7 @@
 # runs/cassie-cache-tanda-all-2ep). The full run writes both sections after its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 
 data=${DATA:-../shared/data}/wikiqa
 seeds=${SEEDS:-1,2,3}

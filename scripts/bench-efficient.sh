@@ -17,6 +17,7 @@
 # 1-minute load average (/proc/loadavg) before and after training: the machine is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 # One intra-op thread: on 2 shared cores libtorch's OpenMP workers spin and run several times slower.
 export OMP_NUM_THREADS=1
 data=${ANSEL_SHARED_DATA:-../shared/data}

@@ -32,6 +32,7 @@
 # set is repeated without the cache to show the live path gives the same numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 step=${1:-all}
 [ "$step" = mpnet ] || bash scripts/restore-model.sh minilm-l6-tanda   # left models/ for the MPNet model
 ansel=${ANSEL:-./target/release/ansel}

@@ -7,6 +7,7 @@
 # wall time of each eval (indicative only on a shared machine; see bench/throughput.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 data=${DATA:-../shared/data}
 bin=target/release/ansel
 out=${OUT:-runs/int8}

@@ -11,6 +11,7 @@
 #   K=2 PARALLEL=1 bash scripts/oof-teacher.sh # train the folds side by side (one thread each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 K=${K:-2}
 SEED=${SEED:-42}
 PARALLEL=${PARALLEL:-0}

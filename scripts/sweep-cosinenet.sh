@@ -12,6 +12,7 @@
 # from the recorded rows and whatever run folders, evaluations and caches are already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 export OMP_NUM_THREADS=1
 data=${ANSEL_SHARED_DATA:-../shared/data}/wikiqa
 report_only=${REPORT_ONLY:-0}

@@ -19,6 +19,7 @@
 # TRANSFER=DIR points at the TANDA step 1 run (default runs/minilm-trecqa-transfer-all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-tanda-all-2ep   # left models/ for the span reader
 data=${DATA:-../shared/data}
 base=${TRANSFER:-runs/minilm-trecqa-transfer-all}
 bin=target/release/ansel
