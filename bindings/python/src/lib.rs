@@ -297,10 +297,10 @@ impl Index {
     /// "score", "stage", "title", "doc_id", "position", "prev", "next" and "span" (the words of
     /// "text" that answer: {"text", "start", "end", "score"}: `text[start:end]` is the span (offsets
     /// in characters, as Python indexes str; the JSON routes give bytes) and "score" the
-    /// reader's probability; None without a span reader, with `spans=False`, or when the reader
-    /// finds none). `budget_ms` bounds the reranking time (past it, the rest keep their pruned
+    /// reader's probability; None without a span reader, beyond the first `spans` answers (1;
+    /// each reading costs about 5 ms), or when the reader finds none). `budget_ms` bounds the reranking time (past it, the rest keep their pruned
     /// order).
-    #[pyo3(signature = (question, top_k = 5, budget_ms = None, retriever = None, spans = true))]
+    #[pyo3(signature = (question, top_k = 5, budget_ms = None, retriever = None, spans = ansel_answer::DEFAULT_SPANS))]
     fn ask<'py>(
         &self,
         py: Python<'py>,
@@ -308,7 +308,7 @@ impl Index {
         top_k: usize,
         budget_ms: Option<u64>,
         retriever: Option<&str>,
-        spans: bool,
+        spans: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         if top_k == 0 {
             return Err(AnselError::new_err("top_k must be at least 1"));

@@ -23,7 +23,7 @@ pub mod retrieval;
 pub mod span;
 
 pub use retrieval::{Retrieval, Retriever};
-pub use span::{AnswerReader, Span};
+pub use span::{AnswerReader, Span, DEFAULT_SPANS};
 
 use ansel_data::{Candidate, DocContext, Question};
 use ansel_index::{IndexError, SentenceIndex, SentenceRecord};
@@ -66,8 +66,8 @@ pub struct Ask {
     pub budget: Option<Duration>,
     /// The retriever for this question; `None`: the answerer's default.
     pub retriever: Option<Retrieval>,
-    /// Read the answer span of each answer (when the answerer has a reader).
-    pub spans: bool,
+    /// Answers whose span is read (when the answerer has a reader), best first; 0: none.
+    pub spans: usize,
 }
 
 /// Which stage's score placed an answer.
@@ -159,15 +159,15 @@ impl Answerer {
             results[i] = Some(Ok(finish(p, &asks[i], start)));
         }
         if let Some(reader) = &self.reader {
-            let mut read: Vec<&mut Answers> = results
+            let mut read: Vec<(&mut Answers, usize)> = results
                 .iter_mut()
                 .zip(asks)
-                .filter(|(_, ask)| ask.spans)
-                .filter_map(|(r, _)| r.as_mut().and_then(|r| r.as_mut().ok()))
+                .filter(|(_, ask)| ask.spans > 0)
+                .filter_map(|(r, ask)| Some((r.as_mut()?.as_mut().ok()?, ask.spans)))
                 .collect();
             reader.read(&mut read)?;
             let elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-            for answers in read {
+            for (answers, _) in read {
                 answers.elapsed_ms = elapsed_ms;
             }
         }

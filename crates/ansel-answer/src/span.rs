@@ -8,6 +8,10 @@ use ansel_reader::{split_words, Reading, SpanReader};
 use serde::Serialize;
 use std::sync::Mutex;
 
+/// Answers whose span is read per question unless told otherwise: the first. A reading costs
+/// about 5 ms on these CPUs (docs/results/span-reader.md) and `ask` has a 150 ms p50 bound.
+pub const DEFAULT_SPANS: usize = 1;
+
 /// An answer span: byte offsets into the answer sentence's `text`, and the probability that it
 /// is the answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,9 +47,9 @@ impl AnswerReader {
         &self.model
     }
 
-    /// Reads the sentences of `answers` (all questions' in one call) and sets each answer's
-    /// `span`.
-    pub fn read(&self, answers: &mut [&mut Answers]) -> Result<(), AnswerError> {
+    /// Reads the sentences of the first `n` answers of each `(answers, n)` (all questions' in one
+    /// call) and sets their `span`.
+    pub fn read(&self, answers: &mut [(&mut Answers, usize)]) -> Result<(), AnswerError> {
         struct Item {
             question: usize,
             answer: usize,
@@ -61,8 +65,8 @@ impl AnswerReader {
                 .collect()
         };
         let mut items = Vec::new();
-        for (q, set) in answers.iter().enumerate() {
-            for (a, answer) in set.answers.iter().enumerate() {
+        for (q, (set, n)) in answers.iter().enumerate() {
+            for (a, answer) in set.answers.iter().enumerate().take(*n) {
                 let s = &answer.sentence;
                 let offsets = split_words(&s.text);
                 items.push(Item {
@@ -81,7 +85,7 @@ impl AnswerReader {
         let readings: Vec<Reading> = items
             .iter()
             .map(|i| Reading {
-                question: &answers[i.question].question,
+                question: &answers[i.question].0.question,
                 before: &i.before,
                 sentence: &i.words,
                 after: &i.after,
@@ -101,7 +105,7 @@ impl AnswerReader {
                     return None;
                 }
                 let (start, end) = (item.offsets[x.start].0, item.offsets[x.end - 1].1);
-                let text = &answers[item.question].answers[item.answer].sentence.text;
+                let text = &answers[item.question].0.answers[item.answer].sentence.text;
                 Some(Span {
                     text: text[start..end].to_string(),
                     start,
@@ -111,7 +115,7 @@ impl AnswerReader {
             })
             .collect();
         for (item, span) in items.iter().zip(spans) {
-            answers[item.question].answers[item.answer].span = span;
+            answers[item.question].0.answers[item.answer].span = span;
         }
         Ok(())
     }

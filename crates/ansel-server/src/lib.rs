@@ -849,14 +849,14 @@ struct AskRequest {
     #[serde(default)]
     #[schema(value_type = Option<openapi::Retriever>)]
     retriever: Option<Retrieval>,
-    /// Read the answer span of each answer (when the server has a span reader).
+    /// Answers whose span is read, best first (when the server has a span reader); 0: none.
     #[serde(default = "default_spans")]
-    #[schema(default = true)]
-    spans: bool,
+    #[schema(default = 1, minimum = 0)]
+    spans: usize,
 }
 
-fn default_spans() -> bool {
-    true
+fn default_spans() -> usize {
+    ansel_answer::DEFAULT_SPANS
 }
 
 fn default_top_k() -> usize {

@@ -99,9 +99,9 @@ class Index:
         top_k: int = 5,
         budget_ms: Optional[int] = None,
         retriever: Optional[str] = None,
-        spans: bool = True,
+        spans: int = 1,
     ) -> List[Answer]:
-        """The best answer sentences with their context, best first; `spans=False` skips
-        reading answer spans."""
+        """The best answer sentences with their context, best first; the first `spans` answers
+        get their answer span read (0: none)."""
     def stats(self) -> Dict[str, int]:
         """{"documents", "sentences", "unit"} of the index."""

@@ -18,7 +18,10 @@ pub struct AskArgs {
     /// Print the answers as one JSON object.
     #[arg(long)]
     json: bool,
-    /// Do not read answer spans (as `--reader none`).
+    /// Answers whose span the reader marks, best first (each costs about 5 ms).
+    #[arg(long, default_value_t = ansel_answer::DEFAULT_SPANS)]
+    spans: usize,
+    /// Do not read answer spans (as `--spans 0`).
     #[arg(long)]
     no_span: bool,
     /// A calibration of `--model` (`ansel calibrate --out`): print each reranked answer's
@@ -42,7 +45,7 @@ pub fn run(mut args: AskArgs) -> Result<()> {
         );
     }
     if args.no_span {
-        args.cascade.reader = Some("none".into());
+        args.spans = 0;
     }
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
@@ -52,7 +55,7 @@ pub fn run(mut args: AskArgs) -> Result<()> {
         top_k: args.top,
         budget: args.budget_ms.map(Duration::from_millis),
         retriever: None,
-        spans: true,
+        spans: args.spans,
     })?;
     if args.json {
         let mut value = serde_json::to_value(&answers)?;

@@ -90,7 +90,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             top_k: args.top,
             budget: args.budget_ms.map(std::time::Duration::from_millis),
             retriever: None,
-            spans: true,
+            spans: ansel_answer::DEFAULT_SPANS,
         })?;
         millis.push(start.elapsed().as_secs_f64() * 1e3);
         let rank = answers
