@@ -22,14 +22,19 @@ print("Records of held-out SQuAD articles (`ansel-lab squad-spans`; 1000, an eve
 print("the best span of the answer sentence, read between its neighbours. *Paragraph*: every sentence")
 print("of the paragraph read, the span with the largest margin over \"no span\" wins. *No-span")
 print("accuracy*: over the answer sentences and one no-answer sentence per record, how often the")
-print("reader prefers a span exactly on the answer sentences. Cost: mean ms per sentence read.")
+print("reader prefers a span exactly on the answer sentences. With the shipped calibration (fitted")
+print("on the dev records): *ECE* of the probability that the span is exactly the answer (10 bins,")
+print("every reading), and the share of answer / no-answer sentences whose span is shown (above the")
+print("threshold). Cost: mean ms per sentence read, one at a time, on this machine.")
 print()
-print("| reader | records | sentence EM | sentence F1 | paragraph EM | paragraph F1 | no-span accuracy | ms / reading |")
-print("|---|---|---|---|---|---|---|---|")
+print("| reader | records | sentence EM | sentence F1 | paragraph EM | paragraph F1 | no-span accuracy | ECE | shown: answer / no-answer | ms / reading |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in readers:
+    shown = ("—" if r.get("shown_on_answer_sentences") is None
+             else f"{r['shown_on_answer_sentences']:.2f} / {r['shown_on_no_answer_sentences']:.2f}")
     print(f"| {r['row']} | {r['records']} | {f(r['sentence_EM'])} | {f(r['sentence_F1'])} | "
           f"{f(r['paragraph_EM'])} | {f(r['paragraph_F1'])} | {f(r['span_no_span_accuracy'])} | "
-          f"{f(r['ms_per_reading'], 2)} |")
+          f"{f(r.get('ece'))} | {shown} | {f(r['ms_per_reading'], 2)} |")
 print()
 print("## End to end: `ask` over an index of held-out articles")
 print()

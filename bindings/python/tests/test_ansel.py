@@ -124,7 +124,7 @@ def test_index_adds_documents_and_answers_with_context(tmp_path):
     answers = index.ask(EIFFEL, top_k=2)
     assert len(answers) == 2
     best = answers[0]
-    assert set(best) == {"text", "score", "stage", "title", "doc_id", "position", "prev", "next"}
+    assert set(best) == {"text", "score", "stage", "title", "doc_id", "position", "prev", "next", "span"}
     assert best["doc_id"] == "eiffel" and best["title"] == "Eiffel Tower"
     if best["position"] == 1:
         assert best["prev"] == "The Eiffel Tower is in Paris." and best["next"] == "It opened in 1889."
@@ -187,6 +187,11 @@ def test_default_index_answers_the_quick_start_question(tmp_path):
     index.add_files([str(CORPUS)])
     answers = index.ask("Who invented the Fresnel lens?", top_k=1)
     assert "Fresnel" in answers[0]["text"]
+    span = answers[0]["span"]
+    assert span is not None and "Fresnel" in span["text"], answers[0]
+    assert answers[0]["text"][span["start"]:span["end"]] == span["text"]
+    assert 0.0 <= span["score"] <= 1.0
+    assert index.ask("Who invented the Fresnel lens?", top_k=1, spans=0)[0]["span"] is None
     with pytest.raises(ansel.AnselError, match="top_k"):
         index.ask("x", top_k=0)
 
@@ -253,3 +258,15 @@ def test_an_index_with_vectors_refuses_another_encoder(tmp_path):
     index.add(DOCS[:1])
     with pytest.raises(ansel.AnselError, match="minilm-l6-cosine"):
         ansel.Index(tmp_path / "d", dense="mpnet-base-cosine").add([{"id": "x", "text": "Other vectors."}])
+
+
+def test_span_offsets_index_python_strings(tmp_path):
+    # Characters before the span that take several UTF-8 bytes: offsets count characters.
+    index = ansel.Index(tmp_path / "idx", reader="rule")
+    index.add([{"id": "cafe", "title": "Café", "text": "Le café « Procope » à Paris opened in 1686 on the rue de l’Ancienne-Comédie."}])
+    best = index.ask("When did the café open?", top_k=1)[0]
+    span = best["span"]
+    assert span is not None, best
+    assert best["text"][span["start"]:span["end"]] == span["text"]
+    with pytest.raises(ansel.AnselError, match="span reader"):
+        ansel.Index(tmp_path / "idx2", reader="no-such-reader").ask("x")

@@ -47,8 +47,9 @@ pub fn calibration_for(model: &str, file: Option<&Path>) -> Result<Option<Calibr
 /// trained to say "no span").
 pub fn answer_reader(spec: &str) -> Result<AnswerReader> {
     let (reader, dir) = models::span_reader(spec).context("span reader")?;
-    let file = dir.join(CALIBRATION_FILE);
-    let calibration = if file.is_file() {
+    // The rule baseline has no folder, so no calibration file.
+    let file = (!dir.as_os_str().is_empty()).then(|| dir.join(CALIBRATION_FILE));
+    let calibration = if let Some(file) = file.filter(|f| f.is_file()) {
         Calibration::read(&file)?
     } else {
         Calibration {

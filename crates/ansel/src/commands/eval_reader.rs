@@ -6,6 +6,7 @@
 use ansel::answering::CALIBRATION_FILE;
 use ansel::models;
 use ansel_answer::calibration::{Calibration, Platt};
+use ansel_eval::calibration::Reliability;
 use ansel_reader::squad::{read_records, SpanRecord};
 use ansel_reader::{best_f1, exact_match, Extraction, SpanExample, SpanReader};
 use anyhow::{Context, Result};
@@ -53,6 +54,15 @@ struct Report {
     span_no_span_accuracy: f64,
     /// Mean milliseconds per sentence read (the paragraph pass, whatever runs the reader).
     ms_per_reading: f64,
+    /// With the reader's calibration (its folder's, or the one just fitted): expected
+    /// calibration error (10 bins) of the probability that the span is exactly the answer, over
+    /// every reading, and the share of answer and no-answer sentences given a span.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ece: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown_on_answer_sentences: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shown_on_no_answer_sentences: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     calibration: Option<serde_json::Value>,
 }
@@ -166,7 +176,7 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
     }
 
     let n = records.len().max(1) as f64;
-    let calibration = if args.calibrate {
+    let fitted = if args.calibrate {
         let calibration = calibrate(&args, &judged)?;
         let path = dir.join(CALIBRATION_FILE);
         ansel_model::write_atomic(
@@ -174,10 +184,42 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
             serde_json::to_string_pretty(&calibration)?.as_bytes(),
         )
         .with_context(|| format!("cannot write {}", path.display()))?;
-        Some(serde_json::to_value(&calibration)?)
+        Some(calibration)
     } else {
         None
     };
+    let own = dir.join(CALIBRATION_FILE);
+    let in_use = match &fitted {
+        Some(c) => Some(c.clone()),
+        None if !dir.as_os_str().is_empty() && own.is_file() => Some(Calibration::read(&own)?),
+        None => None,
+    };
+    let (ece, shown_answer, shown_no_answer) = match &in_use {
+        Some(c) => {
+            let predictions: Vec<(f64, bool)> = judged
+                .iter()
+                .map(|j| (c.probability(j.margin), j.right))
+                .collect();
+            let shown = |answerable: bool| {
+                let group: Vec<&Judged> = judged
+                    .iter()
+                    .filter(|j| j.answerable == answerable)
+                    .collect();
+                let n = group
+                    .iter()
+                    .filter(|j| c.probability(j.margin) >= c.abstain_below)
+                    .count();
+                n as f64 / group.len().max(1) as f64
+            };
+            (
+                Some(Reliability::new(&predictions, 10).ece()),
+                Some(shown(true)),
+                Some(shown(false)),
+            )
+        }
+        None => (None, None, None),
+    };
+    let calibration = fitted.map(|c| serde_json::to_value(&c)).transpose()?;
     let report = Report {
         reader: args.reader.clone(),
         data: args.data.display().to_string(),
@@ -189,6 +231,9 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
         no_span_examples: negatives.len(),
         span_no_span_accuracy: agree as f64 / (records.len() + negatives.len()).max(1) as f64,
         ms_per_reading,
+        ece,
+        shown_on_answer_sentences: shown_answer,
+        shown_on_no_answer_sentences: shown_no_answer,
         calibration,
     };
     println!("{}", serde_json::to_string(&report)?);
