@@ -30,6 +30,10 @@ pub struct EvalReaderArgs {
     /// directory (calibration.json): choose on dev, never on test.
     #[arg(long)]
     calibrate: bool,
+    /// Also write each record's prediction given the gold sentence as JSON lines
+    /// ({"id", "question", "answers", "span", "margin"}), for error analysis.
+    #[arg(long)]
+    predictions: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -114,6 +118,21 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
         .filter_map(|r| r.negative.map(|n| r.example(n)))
         .collect();
     let found_negative = read(reader, &negatives)?;
+    if let Some(path) = &args.predictions {
+        let mut lines = Vec::new();
+        for (r, x) in records.iter().zip(&found) {
+            serde_json::to_writer(
+                &mut lines,
+                &serde_json::json!({
+                    "id": r.id, "question": r.question, "answers": r.answer_texts(),
+                    "span": x.as_ref().map(|x| &x.text), "margin": x.as_ref().map(Extraction::margin),
+                }),
+            )?;
+            lines.push(b'\n');
+        }
+        ansel_model::write_atomic(path, &lines)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let (mut em, mut f1) = (0.0, 0.0);
     // Every reading: what calibration fits.
     let mut judged: Vec<Judged> = Vec::new();
