@@ -196,7 +196,11 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
 
     let n = records.len().max(1) as f64;
     let fitted = if args.calibrate {
-        let calibration = calibrate(&args, &judged)?;
+        // Named as `--reader` would name it, so that `/health` shows the model's name.
+        let name = ansel_model::ModelCard::read(&dir)
+            .map(|card| card.name)
+            .unwrap_or_else(|_| args.reader.clone());
+        let calibration = calibrate(&args, &name, &judged)?;
         let path = dir.join(CALIBRATION_FILE);
         ansel_model::write_atomic(
             &path,
@@ -262,7 +266,7 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
 /// Platt scaling of the margin to the probability that the span is exactly the answer, and the
 /// threshold that best serves a reader of the page: on the answer sentences a span shown earns
 /// its token F1, on the no-answer sentences hiding it earns 1.
-fn calibrate(args: &EvalReaderArgs, judged: &[Judged]) -> Result<Calibration> {
+fn calibrate(args: &EvalReaderArgs, name: &str, judged: &[Judged]) -> Result<Calibration> {
     let pairs: Vec<(f32, bool)> = judged.iter().map(|j| (j.margin, j.right)).collect();
     let platt = Platt::fit(&pairs).context("no reading to calibrate on")?;
     let utility = |threshold: f64| -> f64 {
@@ -286,7 +290,7 @@ fn calibrate(args: &EvalReaderArgs, judged: &[Judged]) -> Result<Calibration> {
         }
     }
     Ok(Calibration {
-        model: args.reader.clone(),
+        model: name.to_string(),
         platt,
         abstain_below: best.0,
         fitted_on: vec![args.data.display().to_string()],
