@@ -27,10 +27,14 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000
     row "rule baseline, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader rule --records 1000
   done
-  [ -d "$source" ] && row "reader fp32 libtorch, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$source" --records 1000
+  # The same weights as an fp32 ONNX graph: what int8 costs in accuracy, and what fp32 costs in time.
+  fp32=target/span-reader-fp32
+  [ -f "$fp32/model.onnx" ] || "$ansel" quantize --model "$source" --out "$fp32" --precision fp32
+  row "reader fp32 ONNX, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$fp32" --records 1000
   for split in dev test; do
     row "ask, $split questions, reader on" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader "$reader" --json
     row "ask, $split questions, reader off" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader none --json
   done
+  row "ask, dev questions, reader fp32 ONNX" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$fp32" --json
 fi
 python3 bench/span_reader_report.py "$rows" >docs/results/span-reader.md
