@@ -58,8 +58,8 @@ pub(crate) struct AskAnswer {
     /// With `serve --calibration`: the probability that it answers the question (null for an
     /// answer the reranker did not score).
     probability: Option<f64>,
-    /// The words of `text` that answer the question (null: no span reader, `"spans": false`,
-    /// or none the reader is confident in).
+    /// The words of `text` that answer the question (null: no span reader, an answer past the
+    /// first `spans` of the request, or none the reader is confident in).
     span: Option<AnswerSpan>,
 }
 
