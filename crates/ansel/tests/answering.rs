@@ -134,6 +134,35 @@ fn documents_added_later_join_the_index_and_replace_their_old_versions() {
     );
 }
 
+/// An empty file is named and not counted: the commit log line and the summary agree.
+#[test]
+fn an_empty_document_is_counted_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("a.md"), "Bees make honey. Bees fly.").unwrap();
+    std::fs::write(docs.join("empty.md"), "").unwrap();
+    std::fs::write(docs.join("b.txt"), "Cats sleep.").unwrap();
+    let index = dir.path().join("index");
+    let output = ansel(&[
+        "index",
+        "--index",
+        index.to_str().unwrap(),
+        docs.to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(out.starts_with("indexed 2 documents, 3 sentences"), "{out}");
+    assert!(
+        err.contains("document empty.md: no sentences, nothing indexed"),
+        "{err}"
+    );
+    assert!(err.contains("committed 2 documents (3 sentences)"), "{err}");
+}
+
 #[test]
 fn bad_documents_and_missing_indexes_are_explained() {
     let dir = tempfile::tempdir().unwrap();

@@ -95,8 +95,10 @@ pub fn run(args: IndexArgs) -> Result<()> {
                     bar.suspend(|| {
                         eprintln!("document {}: no {unit}s, nothing indexed", document.id)
                     });
+                } else {
+                    // Counted as the final summary counts: documents with something indexed.
+                    done += 1;
                 }
-                done += 1;
                 sentences += added;
                 bar.inc(1);
                 bar.set_message(format!("{sentences} {unit}s"));
