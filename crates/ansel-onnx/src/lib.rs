@@ -124,16 +124,26 @@ fn weights_from(
 /// The ONNX protobuf bytes of `model` at `precision` (the cross-encoder's one-logit graph).
 #[cfg(feature = "export")]
 pub fn onnx_bytes(model: &CrossEncoder, precision: Precision) -> Result<Vec<u8>> {
-    graph_bytes(model, precision, graph::Head::Logit)
+    graph_bytes(
+        &model.config,
+        &weights_of(model)?,
+        precision,
+        graph::Head::Logit,
+    )
 }
 
-/// The ONNX protobuf bytes of `model`'s encoder with `head` at `precision`.
+/// The ONNX protobuf bytes of the encoder with `config` and `weights`, with `head` at
+/// `precision`.
 #[cfg(feature = "export")]
-fn graph_bytes(model: &CrossEncoder, precision: Precision, head: graph::Head) -> Result<Vec<u8>> {
-    let weights = weights_of(model)?;
+fn graph_bytes(
+    config: &ansel_bert::BertConfig,
+    weights: &Weights,
+    precision: Precision,
+    head: graph::Head,
+) -> Result<Vec<u8>> {
     let proto = graph::encoder_graph(
-        &model.config,
-        &weights,
+        config,
+        weights,
         precision,
         head,
         &[("precision", format!("{precision:?}").to_lowercase())],
@@ -213,14 +223,27 @@ pub fn convert(src: &Path, out: &Path, precision: Precision, name: &str) -> Resu
         opset: graph::OPSET,
         requantized: None,
     };
-    let mut new_card = ModelCard::new(
-        KIND,
-        name,
-        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
-    );
-    new_card.training = card.training.clone();
+    let new_card = converted_card(KIND, name, &config, &card)?;
     write_converted(out, &bytes, src, src, &new_card)?;
     Ok(new_card)
+}
+
+/// The card of a model converted from `source`: `kind`, `name`, `config`, and the source's
+/// training record.
+#[cfg(feature = "export")]
+fn converted_card(
+    kind: &str,
+    name: &str,
+    config: &impl Serialize,
+    source: &ModelCard,
+) -> Result<ModelCard> {
+    let mut card = ModelCard::new(
+        kind,
+        name,
+        serde_json::to_value(config).map_err(|e| ModelError::Backend(e.to_string()))?,
+    );
+    card.training = source.training.clone();
+    Ok(card)
 }
 
 /// Writes a converted model directory `out` (replaced atomically): the graph, the tokenizer and
@@ -273,7 +296,12 @@ fn convert_sentence_encoder(
     }
     let encoder_dir = ansel_bert::bi_encoder::encoder_dir(src, &settings);
     let (model, _) = ansel_bert::bi_encoder::load_encoder(&encoder_dir)?;
-    let bytes = graph_bytes(&model, precision, graph::Head::MeanPool)?;
+    let bytes = graph_bytes(
+        &model.config,
+        &weights_of(&model)?,
+        precision,
+        graph::Head::MeanPool,
+    )?;
     let config = SentenceSettings {
         max_len: settings.max_len,
         batch_size: settings.batch_size,
@@ -283,12 +311,7 @@ fn convert_sentence_encoder(
         source_name: card.name.clone(),
         opset: graph::OPSET,
     };
-    let mut new_card = ModelCard::new(
-        SENTENCE_KIND,
-        name,
-        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
-    );
-    new_card.training = card.training.clone();
+    let new_card = converted_card(SENTENCE_KIND, name, &config, card)?;
     write_converted(out, &bytes, &encoder_dir, src, &new_card)?;
     Ok(new_card)
 }
@@ -304,15 +327,12 @@ fn convert_span_reader(
     name: &str,
 ) -> Result<ModelCard> {
     let model = ansel_reader::SpanExtractor::load(src, card)?;
-    let weights = weights_from(&model.params())?;
-    let proto = graph::encoder_graph(
+    let bytes = graph_bytes(
         &model.encoder.config,
-        &weights,
+        &weights_from(&model.params())?,
         precision,
         graph::Head::Span,
-        &[("precision", format!("{precision:?}").to_lowercase())],
-    )
-    .map_err(ModelError::Backend)?;
+    )?;
     let config = SpanReaderSettings {
         span: model.settings,
         precision,
@@ -321,13 +341,8 @@ fn convert_span_reader(
         source_name: card.name.clone(),
         opset: graph::OPSET,
     };
-    let mut new_card = ModelCard::new(
-        SPAN_KIND,
-        name,
-        serde_json::to_value(&config).map_err(|e| ModelError::Backend(e.to_string()))?,
-    );
-    new_card.training = card.training.clone();
-    write_converted(out, &proto.encode_to_vec(), src, src, &new_card)?;
+    let new_card = converted_card(SPAN_KIND, name, &config, card)?;
+    write_converted(out, &bytes, src, src, &new_card)?;
     Ok(new_card)
 }
 
@@ -450,6 +465,20 @@ pub const SPIN_ENV: &str = "ANSEL_ORT_SPIN";
 /// 2 sentences after the student cost 130 ms instead of ~50; docs/results/default-model.md).
 fn spinning() -> bool {
     std::env::var(SPIN_ENV).is_ok_and(|v| v == "1")
+}
+
+/// The runtime, then `dir`'s encoder config and tokenizer, and a session on `graph` (every
+/// converted model directory's loading).
+pub(crate) fn open_graph(
+    dir: &Path,
+    graph: &Path,
+) -> Result<(ansel_bert::BertConfig, PairTokenizer, Session)> {
+    // The runtime first: without it nothing else matters, and its error says how to fetch it.
+    runtime()?;
+    let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
+    let tokenizer = PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
+    let session = open_session(graph, threads())?;
+    Ok((config, tokenizer, session))
 }
 
 /// An ONNX Runtime session on `path` with `threads` intra-op threads and all graph
@@ -695,12 +724,7 @@ impl OnnxRanker {
         name: String,
         encoder: CrossEncoderSettings,
     ) -> Result<OnnxRanker> {
-        // The runtime first: without it nothing else matters, and its error says how to fetch it.
-        runtime()?;
-        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
-        let tokenizer =
-            PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
-        let session = open_session(graph, threads())?;
+        let (_, tokenizer, session) = open_graph(dir, graph)?;
         Ok(OnnxRanker {
             name,
             session: Mutex::new(session),

@@ -3,7 +3,7 @@
 //! Input layout and span decoding are `ansel_reader`'s, so the graph reads exactly what the
 //! libtorch model reads and picks spans the same way.
 
-use crate::{int8_batch, open_session, padded, run_output, runtime, threads, Precision};
+use crate::{int8_batch, open_graph, padded, run_output, Precision};
 use ansel_bert::{by_length, card_settings, Encoded, PairTokenizer};
 use ansel_model::{ModelCard, ModelError, Result};
 use ansel_reader::input::{decode, SpanEncoder, SpanInput};
@@ -48,7 +48,6 @@ pub struct OnnxSpanReader {
 impl OnnxSpanReader {
     /// Loads a directory written by [`crate::convert`] from a span extractor.
     pub fn load(dir: &Path, card: &ModelCard) -> Result<OnnxSpanReader> {
-        runtime()?;
         if card.kind != SPAN_KIND {
             return Err(ModelError::Format {
                 path: dir.join(ansel_model::CARD_FILE),
@@ -56,10 +55,7 @@ impl OnnxSpanReader {
             });
         }
         let settings: SpanReaderSettings = card_settings(dir, card)?;
-        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
-        let tokenizer =
-            PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
-        let session = open_session(&dir.join(crate::ONNX_FILE), threads())?;
+        let (_, tokenizer, session) = open_graph(dir, &dir.join(crate::ONNX_FILE))?;
         let batch_size = match settings.precision {
             Precision::Int8 => int8_batch(&card.name)?,
             Precision::Fp32 => 16,

@@ -4,7 +4,7 @@
 //! question's, as `ansel_bert::BiEncoderRanker` does with cosine scoring, at the cost of a
 //! student cross-encoder when int8.
 
-use crate::{int8_batch, open_session, padded, run_output, runtime, threads, Precision};
+use crate::{int8_batch, open_graph, padded, run_output, Precision};
 use ansel_bert::{by_length, card_settings, Encoded, PairTokenizer};
 use ansel_data::Question;
 use ansel_model::{ModelCard, ModelError, Ranker, Result};
@@ -51,12 +51,8 @@ pub struct SentenceRanker {
 impl SentenceRanker {
     /// Loads a directory written by [`crate::convert`] from a cosine bi-encoder.
     pub fn load(dir: &Path, card: &ModelCard) -> Result<SentenceRanker> {
-        runtime()?;
         let settings: SentenceSettings = card_settings(dir, card)?;
-        let config = ansel_bert::BertConfig::read(&dir.join("config.json"))?;
-        let tokenizer =
-            PairTokenizer::read_for(&dir.join("tokenizer.json"), config.family().layout())?;
-        let session = open_session(&dir.join(crate::ONNX_FILE), threads())?;
+        let (config, tokenizer, session) = open_graph(dir, &dir.join(crate::ONNX_FILE))?;
         let batch_size = match settings.precision {
             Precision::Int8 => int8_batch(&card.name)?,
             Precision::Fp32 => settings.batch_size.max(1),
