@@ -18,6 +18,9 @@ pub enum IndexError {
     NotAnIndex(PathBuf),
     #[error("{}: holds other files but no ansel index; use a new or empty folder for the index", .0.display())]
     NotEmpty(PathBuf),
+    #[error("index {}: another process is writing to it (its writer lock is held); wait for that \
+             `ansel index` (or program) to finish, then run this one again", .0.display())]
+    Locked(PathBuf),
     #[error("index {}: holds {has}s, not {asked}s; index {asked}s into a new folder", path.display())]
     UnitMismatch {
         path: PathBuf,

@@ -176,25 +176,59 @@ impl SentenceIndex {
                     )),
                 ));
             }
-            std::fs::create_dir(dir).map_err(|e| IndexError::io(dir, e))?;
+            match std::fs::create_dir(dir) {
+                // Another writer made it since: the folder is all that was asked for.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                made => made.map_err(|e| IndexError::io(dir, e))?,
+            }
         }
         let has_files = std::fs::read_dir(dir)
             .map_err(|e| IndexError::io(dir, e))?
             .next()
             .is_some();
-        if has_files && !dir.join("meta.json").is_file() {
+        if has_files && !dir.join("meta.json").is_file() && !Self::being_created(dir)? {
             return Err(IndexError::NotEmpty(dir.to_path_buf()));
         }
-        let directory = tantivy::directory::MmapDirectory::open(dir)
-            .map_err(|e| IndexError::tantivy(dir, e.into()))?;
+        let directory = || {
+            tantivy::directory::MmapDirectory::open(dir)
+                .map_err(|e| IndexError::tantivy(dir, e.into()))
+        };
         // An existing index keeps its schema (one made before dense vectors has no `row`).
         let index = if has_files {
-            Index::open(directory)
+            Index::open(directory()?)
         } else {
-            Index::create(directory, Fields::schema(), Default::default())
+            match Index::create(directory()?, Fields::schema(), Default::default()) {
+                // Another writer created it since the folder was read: open theirs.
+                Err(tantivy::TantivyError::IndexAlreadyExists) => Index::open(directory()?),
+                created => created,
+            }
         }
         .map_err(|e| IndexError::tantivy(dir, e))?;
         Self::from_index(dir, index)
+    }
+
+    /// Whether the files in `dir` (which has no `meta.json`) are those of an index another
+    /// process is creating right now: only the index's own files, and `meta.json` appears within
+    /// a second. Without this, a writer racing another on a new folder took the first one's
+    /// files for somebody else's.
+    fn being_created(dir: &Path) -> Result<bool, IndexError> {
+        // Tantivy's lock files, `.managed.json` and its atomic writes' `.tmp*` files are hidden.
+        let own = |name: &str| name.starts_with('.') || name == SETTINGS_FILE;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            let names: Vec<String> = std::fs::read_dir(dir)
+                .map_err(|e| IndexError::io(dir, e))?
+                .filter_map(|entry| entry.ok())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            if names.iter().any(|name| name == "meta.json") {
+                return Ok(true);
+            }
+            if !names.iter().all(|name| own(name)) || std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Opens the index in `dir` as [`open_or_create`](Self::open_or_create) does, holding `unit`s:
@@ -460,7 +494,10 @@ impl SentenceIndex {
     fn tantivy_writer(&self) -> Result<IndexWriter, IndexError> {
         self.index
             .writer_with_num_threads(1, WRITER_MEMORY_BYTES)
-            .map_err(|e| IndexError::tantivy(&self.dir, e))
+            .map_err(|e| match e {
+                tantivy::TantivyError::LockFailure(..) => IndexError::Locked(self.dir.clone()),
+                e => IndexError::tantivy(&self.dir, e),
+            })
     }
 
     fn writer_from(&self, writer: IndexWriter, dense: Option<DenseWriter>) -> SentenceWriter {
@@ -1023,6 +1060,35 @@ mod tests {
         );
         let passages = SentenceIndex::open_or_create_with(empty.path(), Unit::Passage).unwrap();
         assert_eq!(passages.unit(), Unit::Passage);
+    }
+
+    #[test]
+    fn writers_racing_to_create_an_index_open_it_or_meet_the_lock() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(format!("index-{round}"));
+            let outcomes: Vec<Result<(), String>> = std::thread::scope(|scope| {
+                let racers: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let index =
+                                SentenceIndex::open_or_create(&path).map_err(|e| e.to_string())?;
+                            index.writer().map(|_| ()).map_err(|e| e.to_string())
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            assert!(
+                outcomes.iter().any(|o| o.is_ok()),
+                "round {round}: {outcomes:?}"
+            );
+            for outcome in outcomes {
+                if let Err(err) = outcome {
+                    assert!(err.contains("another process"), "round {round}: {err}");
+                }
+            }
+        }
     }
 
     #[test]
