@@ -247,7 +247,7 @@ async def max_size(addr):
     words = " ".join(["word"] * 500)
     big_rerank = json.dumps({"query": "what is it", "texts": [words] * 256}).encode()
     # Near the per-request cap (16384 words: the query's 3 and 256 texts of 63): accepted, and
-    # batched at most two at a time (--max-batch-words 32768).
+    # batched a few at a time (--max-batch-tokens 65536).
     at_cap = json.dumps({"query": "what is it", "texts": [
         " ".join((random.choice(SENTENCES).split() * 20)[:63]) for _ in range(256)]}).encode()
     big_ask = json.dumps({"question": " ".join(["why"] * 100_000)}).encode()

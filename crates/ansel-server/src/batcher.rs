@@ -4,7 +4,7 @@
 //! refused when it arrives (the batch being scored and the queue ahead of it would outlast its
 //! deadline) and dropped unscored when its batch forms (expired, or its caller gone), so that
 //! under overload the worker spends its time only on answers somebody still waits for. A batch is
-//! bounded by its jobs' total cost (words to score), not only by their number, and by their
+//! bounded by its jobs' total cost (tokens to score), not only by their number, and by their
 //! deadlines: a job joins only if the batch still ends before each member's.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -278,7 +278,7 @@ pub(crate) async fn info(State(state): State<Arc<AppState>>) -> Response {
             prune_model: cascade.prune.as_ref().map(|(m, _)| m.name().to_string()),
             max_concurrent_requests: limits.max_in_flight,
             max_input_length: limits.max_words_per_text,
-            max_batch_tokens: limits.max_batch_words,
+            max_batch_tokens: limits.max_batch_tokens,
             max_batch_requests: limits.max_batch,
             max_client_batch_size: limits.max_texts,
             auto_truncate: false,

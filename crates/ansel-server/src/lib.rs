@@ -65,8 +65,9 @@ pub struct Limits {
     /// Words in one `/rerank` request, query and texts together: what one client may ask a
     /// worker to score at once.
     pub max_request_words: usize,
-    /// Words a worker scores in one batch (a request above it is scored alone).
-    pub max_batch_words: usize,
+    /// Tokens (estimated, [`estimated_tokens`]) a worker scores in one batch, every pair
+    /// counting its query; a request above it is scored alone.
+    pub max_batch_tokens: usize,
     /// Answers one `/ask` may request.
     pub max_top_k: usize,
     /// Time from arrival to response; `/ask` also gives its cascade this budget.
@@ -96,7 +97,7 @@ impl Default for Limits {
             max_body_bytes: 1 << 20,
             max_words_per_text: 512,
             max_request_words: 16_384,
-            max_batch_words: 32_768,
+            max_batch_tokens: 65_536,
             max_top_k: 50,
             timeout: Duration::from_secs(2),
             max_batch: 32,
@@ -229,7 +230,7 @@ impl AppState {
         let metrics = Arc::new(Metrics::default());
         let batch_limits = BatchLimits {
             max_jobs: limits.max_batch,
-            max_cost: limits.max_batch_words,
+            max_cost: limits.max_batch_tokens,
             queue_len: limits.queue_len,
         };
         // The cascade's reranker, reached through the answerer it belongs to.
@@ -638,6 +639,9 @@ async fn score_texts(
     }
     let mut words = within_words(query, "query", limits.max_words_per_text)?;
     within_bytes(query, "query", limits.max_text_bytes)?;
+    let query_tokens = estimated_tokens(query);
+    // What the model reads: every pair its query, its text and the separators.
+    let mut tokens = 0;
     if texts.is_empty() {
         return Err(ApiError::validation(format!("`{}` is empty", fit.field)));
     }
@@ -661,6 +665,7 @@ async fn score_texts(
                 ))
             })?;
         words += word_count(&text);
+        tokens += query_tokens + estimated_tokens(&text) + PAIR_SPECIAL_TOKENS;
         if words > limits.max_request_words {
             return Err(ApiError::too_large(format!(
                 "the request has more than {} words to score (query and texts together); \
@@ -680,12 +685,49 @@ async fn score_texts(
         text: query.to_string(),
         candidates,
     };
-    let scores = served.queue.submit(question, words, deadline);
+    let scores = served.queue.submit(question, tokens, deadline);
     Ok((within_time(deadline, scores).await??, words))
 }
 
 fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
+}
+
+/// `[CLS] query [SEP] text [SEP]`: the tokens a pair adds to its two texts.
+const PAIR_SPECIAL_TOKENS: usize = 3;
+
+/// About as many tokens as a subword tokenizer (WordPiece, SentencePiece) makes of `text`, counted
+/// from its characters in one pass without the model's vocabulary: the letters of a word are one
+/// token per 6 begun, its digits one per 3 (vocabularies hold few long numbers), and every other
+/// visible character (punctuation, symbols, CJK, which such tokenizers split one by one) is one.
+/// Words would count a 16 KiB run of punctuation or a line of Chinese as one; the work of scoring
+/// them grows with their tokens.
+pub fn estimated_tokens(text: &str) -> usize {
+    let word = |letters: usize, digits: usize| letters.div_ceil(6) + digits.div_ceil(3);
+    let (mut tokens, mut letters, mut digits) = (0, 0, 0);
+    for c in text.chars() {
+        if c.is_alphanumeric() && !is_cjk(c) {
+            if c.is_numeric() {
+                digits += 1;
+            } else {
+                letters += 1;
+            }
+            continue;
+        }
+        tokens += word(letters, digits);
+        (letters, digits) = (0, 0);
+        if !c.is_whitespace() {
+            tokens += 1;
+        }
+    }
+    tokens + word(letters, digits)
+}
+
+/// Han, kana, hangul and other CJK blocks: tokenizers split these into single characters.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF
+        | 0x20000..=0x2FA1F)
 }
 
 /// The words of `text` (field `name`), or 413 when there are more than `max`.

@@ -1227,3 +1227,58 @@ async fn request_heads_over_64_kib_get_431() {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 }
+
+/// The admission estimate of tokens stays near what the shipped models' tokenizers make, on
+/// prose and on the texts words miscount (punctuation runs, digits, CJK).
+#[test]
+fn estimated_tokens_follow_the_models_tokenizers() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+    let mut texts: Vec<String> = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sample-questions.jsonl"
+    ))
+    .unwrap()
+    .lines()
+    .flat_map(|line| {
+        let question: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut texts = vec![question["question"].as_str().unwrap().to_string()];
+        for candidate in question["candidates"].as_array().unwrap() {
+            texts.push(candidate["text"].as_str().unwrap().to_string());
+        }
+        texts
+    })
+    .collect();
+    assert!(texts.len() > 20, "{}", texts.len());
+    let odd = [
+        ".,".repeat(500),
+        "1234567890 ".repeat(3) + &"1234567890".repeat(5),
+        "東京タワーは高さ三百三十三メートルの電波塔です。".to_string(),
+        "Zweihundertfünfundsiebzigtausend Donaudampfschifffahrtsgesellschaften".to_string(),
+    ];
+    texts.extend(odd.iter().cloned());
+    for model in [
+        "mpnet-base-squad-tanda-int8",
+        "minilm-l6-mpnet-distilled-int8",
+    ] {
+        let mut tokenizer =
+            tokenizers::Tokenizer::from_file(format!("{root}/{model}/tokenizer.json")).unwrap();
+        tokenizer.with_padding(None).with_truncation(None).unwrap();
+        let (mut estimated, mut real) = (0usize, 0usize);
+        for text in &texts {
+            let tokens = tokenizer.encode(text.as_str(), false).unwrap().len();
+            let estimate = crate::estimated_tokens(text);
+            estimated += estimate;
+            real += tokens;
+            // No text is off by more than a factor of 3 either way.
+            assert!(
+                estimate * 3 >= tokens && estimate <= tokens * 3 + 3,
+                "{model}: {text:.60}: estimated {estimate}, tokenizer {tokens}"
+            );
+        }
+        let ratio = estimated as f64 / real as f64;
+        assert!((0.8..1.25).contains(&ratio), "{model}: ratio {ratio:.2}");
+    }
+    assert_eq!(crate::estimated_tokens("The tower is 330 metres tall."), 7);
+    assert_eq!(crate::estimated_tokens(&".,".repeat(500)), 1000);
+    assert_eq!(crate::estimated_tokens("  "), 0);
+}

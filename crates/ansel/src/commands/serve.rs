@@ -55,9 +55,10 @@ pub struct ServeArgs {
     /// Tokens /tokenize returns for one request (413 beyond).
     #[arg(long, default_value_t = Limits::default().max_request_tokens)]
     max_request_tokens: usize,
-    /// Words a worker scores in one batch.
-    #[arg(long, default_value_t = Limits::default().max_batch_words)]
-    max_batch_words: usize,
+    /// Tokens a worker scores in one batch (estimated from characters, every pair counting its
+    /// query).
+    #[arg(long, default_value_t = Limits::default().max_batch_tokens)]
+    max_batch_tokens: usize,
     /// Milliseconds from a request's arrival to its deadline; a request that cannot be
     /// answered by then gets 503 with Retry-After.
     #[arg(long, default_value_t = Limits::default().timeout.as_millis() as u64)]
@@ -100,7 +101,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_words_per_text: args.max_words_per_text,
         max_request_words: args.max_request_words,
-        max_batch_words: args.max_batch_words,
+        max_batch_tokens: args.max_batch_tokens,
         timeout: Duration::from_millis(args.timeout_ms),
         max_batch: args.max_batch,
         queue_len: args.queue,
