@@ -12,6 +12,7 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED,
     STRING,
 };
+use tantivy::TantivyError;
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
 };
@@ -140,6 +141,21 @@ pub struct IndexStats {
     pub sentences: u64,
 }
 
+/// The file a tantivy error could not read (a damaged footer, say), named as `check` names
+/// damage.
+fn unreadable_file(dir: &Path, error: &TantivyError) -> Option<String> {
+    match error {
+        TantivyError::OpenReadError(tantivy::directory::error::OpenReadError::IoError {
+            io_error,
+            filepath,
+        }) => Some(format!(
+            "{} (cannot be read: {io_error})",
+            dir.join(filepath).display()
+        )),
+        _ => None,
+    }
+}
+
 /// An on-disk sentence index. Readers see the last commit; writers add
 /// documents through [`SentenceIndex::writer`].
 pub struct SentenceIndex {
@@ -194,16 +210,16 @@ impl SentenceIndex {
                 .map_err(|e| IndexError::tantivy(dir, e.into()))
         };
         // An existing index keeps its schema (one made before dense vectors has no `row`).
-        let index = if has_files {
+        let opened = if has_files {
             Index::open(directory()?)
         } else {
             match Index::create(directory()?, Fields::schema(), Default::default()) {
                 // Another writer created it since the folder was read: open theirs.
-                Err(tantivy::TantivyError::IndexAlreadyExists) => Index::open(directory()?),
+                Err(TantivyError::IndexAlreadyExists) => Index::open(directory()?),
                 created => created,
             }
-        }
-        .map_err(|e| IndexError::tantivy(dir, e))?;
+        };
+        let index = opened.map_err(|e| Self::opening_failed(dir, None, e))?;
         Self::from_index(dir, index)
     }
 
@@ -262,18 +278,59 @@ impl SentenceIndex {
         if !dir.join("meta.json").is_file() {
             return Err(IndexError::NotAnIndex(dir.to_path_buf()));
         }
-        let index = Index::open_in_dir(dir).map_err(|e| IndexError::tantivy(dir, e))?;
+        let index = Index::open_in_dir(dir).map_err(|e| Self::opening_failed(dir, None, e))?;
         Self::from_index(dir, index)
+    }
+
+    /// Why `dir` could not be opened: the damaged files when a check finds some (`meta.json` or
+    /// `.managed.json` that does not parse; segment files that cannot be read or whose checksums
+    /// fail, when `index` got that far), else tantivy's own error.
+    fn opening_failed(dir: &Path, index: Option<&Index>, error: TantivyError) -> IndexError {
+        let mut damaged = Vec::new();
+        for name in ["meta.json", ".managed.json"] {
+            let path = dir.join(name);
+            match std::fs::read(&path) {
+                Err(e) => damaged.push(format!("{} ({e})", path.display())),
+                Ok(bytes) => {
+                    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                        damaged.push(format!("{} (not valid JSON: {e})", path.display()));
+                    }
+                }
+            }
+        }
+        match index.map(|index| index.validate_checksum()) {
+            Some(Ok(files)) => {
+                let mut files: Vec<String> = files
+                    .into_iter()
+                    .map(|f| format!("{} (checksum mismatch)", dir.join(f).display()))
+                    .collect();
+                files.sort();
+                damaged.extend(files);
+            }
+            Some(Err(e)) => damaged.extend(unreadable_file(dir, &e)),
+            None => {}
+        }
+        damaged.extend(unreadable_file(dir, &error));
+        damaged.dedup();
+        if damaged.is_empty() {
+            IndexError::tantivy(dir, error)
+        } else {
+            IndexError::Damaged {
+                path: dir.to_path_buf(),
+                files: damaged,
+            }
+        }
     }
 
     fn from_index(dir: &Path, index: Index) -> Result<SentenceIndex, IndexError> {
         let fields =
             Fields::of(&index.schema()).ok_or_else(|| IndexError::NotAnIndex(dir.to_path_buf()))?;
+        // Readers open every segment's fast fields: a damaged file fails here, before `check`.
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::OnCommitWithDelay)
             .try_into()
-            .map_err(|e| IndexError::tantivy(dir, e))?;
+            .map_err(|e| Self::opening_failed(dir, Some(&index), e))?;
         let mut query_parser = QueryParser::for_index(&index, vec![fields.text, fields.title]);
         query_parser.set_field_boost(fields.title, TITLE_BOOST);
         let unit = Settings::read(dir)?.unit;
@@ -346,7 +403,9 @@ impl SentenceIndex {
                 files.sort();
                 damaged.extend(files);
             }
-            Err(e) => damaged.push(format!("a segment file ({e})")),
+            Err(e) => damaged.push(
+                unreadable_file(&self.dir, &e).unwrap_or_else(|| format!("a segment file ({e})")),
+            ),
         }
         match self.dense_settings() {
             Ok(Some(_)) if with_vectors => {

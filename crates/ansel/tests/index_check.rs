@@ -1,17 +1,20 @@
 //! A damaged index is found and named: `ansel index --check` and `ansel ask` (which checks the
-//! index it opens) name the damaged file of a copy in which 16 bytes were flipped or 64 zeroed,
-//! for every kind of file tantivy writes, and leave an intact index alone.
+//! index it opens) name the damaged file of a copy in which 16 bytes were flipped or 64 zeroed, in
+//! the middle of the file or in its footer, for every kind of file tantivy writes, and leave an
+//! intact index alone.
 
 use std::path::Path;
 
 mod common;
 use common::{ansel, ok, root};
 
-fn damage(path: &Path, flip: bool) {
+/// Flips 16 bytes or zeroes 64, from the middle of the file or from 40 bytes before its end
+/// (tantivy's footer: its checksum and version).
+fn damage(path: &Path, flip: bool, footer: bool) {
     let mut bytes = std::fs::read(path).unwrap();
     let n = bytes.len();
     assert!(n > 0, "{}", path.display());
-    let at = n / 2;
+    let at = if footer { n.saturating_sub(40) } else { n / 2 };
     for i in 0..if flip { 16 } else { 64 } {
         let b = &mut bytes[(at + i) % n];
         *b = if flip { *b ^ 0x5a } else { 0 };
@@ -57,15 +60,16 @@ fn every_damaged_index_file_is_named() {
         ".fast",
         ".store",
         ".managed.json",
+        "meta.json",
     ] {
         let name = files
             .iter()
             .find(|f| f.ends_with(ext))
             .unwrap_or_else(|| panic!("no {ext} file in {files:?}"));
-        for flip in [true, false] {
-            let copy = tmp.path().join(format!("copy{ext}-{flip}"));
+        for (flip, footer) in [(true, false), (false, false), (true, true)] {
+            let copy = tmp.path().join(format!("copy{ext}-{flip}-{footer}"));
             copy_dir(&intact, &copy);
-            damage(&copy.join(name), flip);
+            damage(&copy.join(name), flip, footer);
             for args in [
                 vec!["index", "--check", "--index", copy.to_str().unwrap()],
                 vec![
@@ -81,14 +85,22 @@ fn every_damaged_index_file_is_named() {
             ] {
                 let out = ansel(&args);
                 let err = String::from_utf8_lossy(&out.stderr);
-                assert!(!out.status.success(), "{ext} flip={flip} {args:?}: exit 0");
+                assert!(
+                    !out.status.success(),
+                    "{ext} flip={flip} footer={footer} {args:?}: exit 0"
+                );
                 assert!(
                     err.contains(name.as_str()),
-                    "{ext} flip={flip} {args:?}: {err}"
+                    "{ext} flip={flip} footer={footer} {args:?}: {err}"
                 );
                 assert!(
                     err.contains(copy.to_str().unwrap()),
                     "names the index: {err}"
+                );
+                // Called damage, with what to do, not a reader's error that happens to name it.
+                assert!(
+                    err.contains("damaged") && err.contains("rebuild"),
+                    "{ext} flip={flip} footer={footer} {args:?}: {err}"
                 );
             }
         }
