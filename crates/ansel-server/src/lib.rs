@@ -112,8 +112,17 @@ impl Default for Limits {
     }
 }
 
-/// A rerank job: the question with its candidates.
-type RerankJob = Question;
+/// A rerank job: the question with its candidates, and when its caller stops waiting.
+struct RerankJob {
+    question: Question,
+    deadline: Instant,
+}
+
+/// Pairs a worker scores between two looks at the clock: a list longer than this is scored in
+/// slices of it, and abandoned at its deadline, when its caller has had 503 and nobody waits for
+/// the rest (a list of 256 long texts takes the default model many seconds, which every request
+/// queued behind would wait out).
+const PAIRS_PER_SLICE: usize = 32;
 type RerankResult = Result<Vec<f32>, ApiError>;
 type AskResult = Result<Answers, ApiError>;
 
@@ -180,17 +189,47 @@ fn rerank_worker(
     metrics: Arc<Metrics>,
     rerank: impl std::ops::Deref<Target = dyn ansel_model::Ranker> + Send + 'static,
 ) -> Batcher<RerankJob, RerankResult> {
-    Batcher::spawn(name, limits, move |jobs| {
+    Batcher::spawn(name, limits, move |jobs: Vec<RerankJob>| {
         metrics.batch("rerank", jobs.len());
-        match rerank.score_all(&jobs) {
+        let pairs: usize = jobs.iter().map(|j| j.question.candidates.len()).sum();
+        if pairs > PAIRS_PER_SLICE && !rerank.reads_whole_list() {
+            return jobs
+                .iter()
+                .map(|job| score_in_slices(&*rerank, job))
+                .collect();
+        }
+        let questions: Vec<Question> = jobs.into_iter().map(|j| j.question).collect();
+        match rerank.score_all(&questions) {
             Ok(scores) => scores.into_iter().map(Ok).collect(),
             // One bad request must not fail the others batched with it.
-            Err(_) => jobs
+            Err(_) => questions
                 .iter()
-                .map(|job| rerank.score(job).map_err(|e| model_failure(&e)))
+                .map(|question| rerank.score(question).map_err(|e| model_failure(&e)))
                 .collect(),
         }
     })
+}
+
+/// A job's scores, [`PAIRS_PER_SLICE`] candidates at a time (a pair's score is its own for a
+/// ranker that does not read whole lists), given up once its deadline has passed.
+fn score_in_slices(rerank: &dyn ansel_model::Ranker, job: &RerankJob) -> RerankResult {
+    let question = &job.question;
+    let mut scores = Vec::with_capacity(question.candidates.len());
+    for slice in question.candidates.chunks(PAIRS_PER_SLICE) {
+        if Instant::now() >= job.deadline {
+            return Err(ApiError::overloaded(
+                "no answer before the request's deadline",
+                Duration::from_secs(1),
+            ));
+        }
+        let part = Question {
+            id: question.id.clone(),
+            text: question.text.clone(),
+            candidates: slice.to_vec(),
+        };
+        scores.extend(rerank.score(&part).map_err(|e| model_failure(&e))?);
+    }
+    Ok(scores)
 }
 
 impl AppState {
@@ -685,7 +724,9 @@ async fn score_texts(
         text: query.to_string(),
         candidates,
     };
-    let scores = served.queue.submit(question, tokens, deadline);
+    let scores = served
+        .queue
+        .submit(RerankJob { question, deadline }, tokens, deadline);
     Ok((within_time(deadline, scores).await??, words))
 }
 

@@ -1119,6 +1119,39 @@ async fn tiny_requests_do_not_make_an_idle_server_refuse_a_large_one() {
     }
 }
 
+/// A reranker that takes 10 ms a pair.
+struct TenMsAPair;
+
+impl ansel_model::Ranker for TenMsAPair {
+    fn name(&self) -> &str {
+        "ten-ms-a-pair"
+    }
+
+    fn score(&self, q: &Question) -> ansel_model::Result<Vec<f32>> {
+        std::thread::sleep(Duration::from_millis(10 * q.candidates.len() as u64));
+        Ok(vec![0.5; q.candidates.len()])
+    }
+}
+
+#[tokio::test]
+async fn a_list_past_its_deadline_stops_being_scored_and_frees_the_worker() {
+    // 256 texts take this reranker 2.56 s; the deadline is 600 ms. The client gets 503 at its
+    // deadline, and the worker gives the list up within a slice, so a small request sent then
+    // is answered in its own time instead of waiting out the abandoned list.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        timeout: Duration::from_millis(600),
+        ..Limits::default()
+    };
+    let state = state_with_reranker(dir.path(), limits, Box::new(TenMsAPair));
+    let big = serde_json::json!({"query": "bees", "texts": vec!["a hive of bees"; 256]});
+    let (status, text) = call(&state, "POST", "/rerank", &big.to_string()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    let small = r#"{"query": "bees", "texts": ["hive"]}"#;
+    let (status, text) = call(&state, "POST", "/rerank", small).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+}
+
 /// A reranker whose tokenizer gives one token per byte, as real tokenizers do with runs of
 /// punctuation or digits (one whitespace "word" to the word limits).
 struct ByteTokens;
