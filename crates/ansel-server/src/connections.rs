@@ -1,8 +1,9 @@
 //! The accept loop: hyper connections with a header-read timeout (which also ends idle
 //! keep-alive connections: hyper starts it whenever a connection waits for a request head), a
-//! bounded header buffer, a cap on open connections (beyond it, a fast 503 and close), and a
-//! shutdown that drains in-flight requests for a grace period, then returns whatever stalled
-//! clients still hold.
+//! write-stall timeout (a client that stops reading its answer is cut off, and the answer
+//! freed), a bounded header buffer, a cap on open connections (beyond it, a fast 503 and close),
+//! and a shutdown that drains in-flight requests for a grace period, then returns whatever
+//! stalled clients still hold.
 
 use axum::Router;
 use hyper::server::conn::http1;
@@ -10,9 +11,12 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
@@ -27,6 +31,9 @@ pub struct ConnectionLimits {
     pub max_connections: usize,
     /// After shutdown is asked for: time in-flight requests get to finish.
     pub grace: Duration,
+    /// Time a response may wait for the client to read any of it before the connection is
+    /// closed: a client that never reads cannot make the server hold its answers.
+    pub write_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -35,6 +42,7 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             max_connections: 10_000,
             grace: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -122,6 +130,7 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
+        let stream = WriteStallLimit::new(stream, limits.write_timeout);
         let conn = builder.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
@@ -132,4 +141,89 @@ pub async fn serve(
     drop(listener);
     let _ = tokio::time::timeout(limits.grace, graceful.shutdown()).await;
     Ok(())
+}
+
+/// A stream whose writes fail once none has made progress for `limit` (hyper has no write
+/// timeout): the connection then closes and the response it held is freed.
+struct WriteStallLimit<S> {
+    inner: S,
+    limit: Duration,
+    /// Started when a write could not proceed; cleared by any progress.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> WriteStallLimit<S> {
+    fn new(inner: S, limit: Duration) -> Self {
+        WriteStallLimit {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// `write`'s outcome, turned into an error once writes have been pending for `limit`.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        write: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if write.is_ready() {
+            self.stalled = None;
+            return write;
+        }
+        let limit = self.limit;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match stalled.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading its response",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WriteStallLimit<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStallLimit<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let write = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.watch(cx, write)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let write = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.watch(cx, write)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let flush = Pin::new(&mut self.inner).poll_flush(cx);
+        self.watch(cx, flush)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

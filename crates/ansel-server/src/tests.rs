@@ -600,6 +600,7 @@ async fn slow_and_idle_clients_are_cut_off_and_connections_beyond_the_cap_get_50
         header_timeout: std::time::Duration::from_millis(300),
         max_connections: 3,
         grace: std::time::Duration::from_millis(200),
+        ..ConnectionLimits::default()
     };
     let (addr, stop, server) = serve_on_loopback(state, limits).await;
     let started = std::time::Instant::now();
@@ -1314,4 +1315,59 @@ fn estimated_tokens_follow_the_models_tokenizers() {
     assert_eq!(crate::estimated_tokens("The tower is 330 metres tall."), 7);
     assert_eq!(crate::estimated_tokens(&".,".repeat(500)), 1000);
     assert_eq!(crate::estimated_tokens("  "), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_is_cut_off_and_its_answer_freed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Limits raised so that one /tokenize answer (about 40 MB) outgrows every socket buffer.
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_tokens_per_text: 1 << 20,
+        max_request_tokens: 1 << 20,
+        max_text_bytes: 1 << 20,
+        max_words_per_text: 1 << 20,
+        max_request_words: 1 << 20,
+        max_body_bytes: 2 << 20,
+        ..Limits::default()
+    };
+    let state = state_with_reranker(dir.path(), limits, Box::new(ByteTokens));
+    let connections = ConnectionLimits {
+        write_timeout: Duration::from_millis(300),
+        ..ConnectionLimits::default()
+    };
+    let (addr, stop, server) = serve_on_loopback(state, connections).await;
+    let body = serde_json::json!({"inputs": ".".repeat(600_000)}).to_string();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut client = socket.connect(addr).await.unwrap();
+    let request = format!(
+        "POST /tokenize HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    client.write_all(request.as_bytes()).await.unwrap();
+    // Not reading for well past the write timeout: the server gives up on the connection.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut received = Vec::new();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut received))
+        .await
+        .expect("the server did not close the connection within 10 s");
+    let head = String::from_utf8_lossy(&received[..received.len().min(200)]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let promised: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap_or(usize::MAX);
+    assert!(
+        outcome.is_err() || received.len() < promised,
+        "the whole answer ({} bytes) was kept for a client that did not read",
+        received.len()
+    );
+    let _ = stop.send(());
+    let _ = server.await;
 }

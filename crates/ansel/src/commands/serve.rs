@@ -79,6 +79,10 @@ pub struct ServeArgs {
     /// connection may wait for its next request, before it is closed.
     #[arg(long, default_value_t = ConnectionLimits::default().header_timeout.as_millis() as u64)]
     header_timeout_ms: u64,
+    /// Milliseconds a response may wait for the client to read any of it before the connection
+    /// is closed (a client that stops reading cannot make the server hold its answers).
+    #[arg(long, default_value_t = ConnectionLimits::default().write_timeout.as_millis() as u64)]
+    write_timeout_ms: u64,
     /// Open connections; more are answered 503 and closed at once.
     #[arg(long, default_value_t = ConnectionLimits::default().max_connections)]
     max_connections: usize,
@@ -129,6 +133,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         header_timeout: Duration::from_millis(args.header_timeout_ms),
         max_connections: args.max_connections,
         grace: Duration::from_millis(args.grace_ms),
+        write_timeout: Duration::from_millis(args.write_timeout_ms),
     };
     let calibration =
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
