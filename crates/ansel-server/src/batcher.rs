@@ -152,6 +152,11 @@ impl Load {
             .observe(cost, took.as_nanos() as f64);
     }
 
+    /// Whether any batch has been timed yet (before that, [`Load::time_for`] knows nothing).
+    fn has_observed(&self) -> bool {
+        self.cost_model.lock().unwrap_or_else(|p| p.into_inner()).n > 0.0
+    }
+
     /// Whether a batch is being scored now.
     fn scoring(&self) -> bool {
         self.busy_until.load(Ordering::Relaxed) != 0
@@ -312,7 +317,14 @@ fn work<Req, Resp>(
         let mut cost = first.cost;
         let mut due = first.deadline;
         let mut live = vec![first];
-        while live.len() < limits.max_jobs {
+        // Before any batch has been timed the estimate is nothing: the first job is scored alone
+        // (eight long /ask jobs batched blind took 4 s and all missed their deadlines).
+        let batch_max = if load.has_observed() {
+            limits.max_jobs
+        } else {
+            1
+        };
+        while live.len() < batch_max {
             let Ok(job) = jobs.try_recv() else { break };
             if job.reply.is_closed() {
                 load.taken(job.cost);
@@ -458,6 +470,31 @@ mod tests {
             assert_eq!(response.await, Ok(Ok(r * 10)));
         }
         assert_eq!(*sizes.lock().unwrap(), vec![1, 2, 1, 1, 1]);
+    }
+
+    #[tokio::test]
+    async fn the_first_batch_is_one_job_until_a_batch_has_been_timed() {
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        let limits = BatchLimits {
+            max_jobs: 8,
+            max_cost: 100,
+            queue_len: 64,
+        };
+        let batcher = Batcher::spawn("blind", limits, move |reqs: Vec<u32>| {
+            seen.lock().unwrap().push(reqs.len());
+            std::thread::sleep(Duration::from_millis(50));
+            reqs
+        });
+        let replies: Vec<_> = (0..4)
+            .map(|r| batcher.enqueue(r, 1, later()).unwrap())
+            .collect();
+        for (r, reply) in (0..4).zip(replies) {
+            assert_eq!(reply.await, Ok(Ok(r)));
+        }
+        let sizes = sizes.lock().unwrap().clone();
+        assert_eq!(sizes[0], 1, "{sizes:?}");
+        assert!(sizes.len() < 4, "the jobs behind were batched: {sizes:?}");
     }
 
     #[tokio::test]
