@@ -59,6 +59,12 @@ struct CostModel {
     xy: f64,
 }
 
+/// How much longer than its estimate the work ahead of a job may take and still leave the job its
+/// answer in time: a busy worker admits a job only with this margin. Admitted to the edge, a job
+/// expired in the queue whenever the batches ahead ran a little slow (under a retry hammer
+/// sharing the cores, by a third), and its place was refused to others meanwhile.
+const ADMISSION_MARGIN: f64 = 1.25;
+
 /// The weight a batch keeps after each newer one (about the last 10 batches count).
 const FORGET: f64 = 0.9;
 
@@ -81,24 +87,25 @@ impl CostModel {
         self.xy += x * nanos;
     }
 
-    /// (fixed, per unit) nanoseconds, both at least 0. Until batches of different costs have
-    /// been seen, the time is taken as proportional to the cost (no fixed part can be told).
+    /// (fixed, per unit) nanoseconds, both at least 0. A fixed part is fitted only where the
+    /// batches' costs differ enough to tell it (by more than 10% around their mean) and the fit
+    /// is sound (time grows with cost, the fixed part is not negative); otherwise the time is
+    /// taken as proportional to the cost. Batches of about the same cost whose times happened to
+    /// fall as the cost rose made a constant model once, which priced 16 queued jobs as one.
     fn fit(&self) -> (f64, f64) {
         if self.n == 0.0 {
             return (0.0, 0.0);
         }
-        let spread = self.n * self.xx - self.x * self.x;
-        if spread <= 1e-9 * self.n * self.xx.max(1.0) {
-            return (0.0, self.y / self.x.max(1.0));
+        let proportional = (0.0, self.xy / self.xx.max(1.0));
+        let mean = self.x / self.n;
+        let variance = self.xx / self.n - mean * mean;
+        if variance <= 0.01 * mean * mean {
+            return proportional;
         }
-        let per_unit = (self.n * self.xy - self.x * self.y) / spread;
-        if per_unit <= 0.0 {
-            // Time did not grow with cost: a constant.
-            return (self.y / self.n, 0.0);
-        }
+        let per_unit = (self.n * self.xy - self.x * self.y) / (self.n * self.n * variance);
         let fixed = (self.y - per_unit * self.x) / self.n;
-        if fixed < 0.0 {
-            return (0.0, self.xy / self.xx.max(1.0));
+        if per_unit <= 0.0 || fixed < 0.0 {
+            return proportional;
         }
         (fixed, per_unit)
     }
@@ -241,7 +248,7 @@ impl<Req: Send + 'static, Resp: Send + 'static> Batcher<Req, Resp> {
             return Ok(());
         }
         let wait = self.expected_wait(cost);
-        if Instant::now() + wait > deadline {
+        if Instant::now() + wait.mul_f64(ADMISSION_MARGIN) > deadline {
             return Err(BatchError::WouldMissDeadline { retry_after: wait });
         }
         Ok(())
@@ -622,6 +629,19 @@ mod tests {
         ));
         assert_eq!(taken.await, Ok(Ok(2)));
         assert_eq!(*sizes.lock().unwrap(), vec![1, 1]);
+    }
+
+    #[test]
+    fn batches_of_about_one_cost_never_make_a_constant_model() {
+        // Three 30-text requests, the dearest one timed fastest: a slope from that noise is
+        // negative; the model stays proportional, so sixteen of them cost sixteen times one.
+        let mut model = CostModel::default();
+        for (cost, ms) in [(858, 817.0), (937, 761.0), (902, 778.0)] {
+            model.observe(cost, ms * 1e6);
+        }
+        let one = model.time_for(900).as_secs_f64();
+        let sixteen = model.time_for(16 * 900).as_secs_f64();
+        assert!((sixteen / one - 16.0).abs() < 0.01, "{one} {sixteen}");
     }
 
     #[test]
