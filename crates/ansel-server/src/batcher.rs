@@ -526,10 +526,11 @@ mod tests {
         let busy = batcher.enqueue(2, 1, later()).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         // Admitted (~180 ms left of the busy batch by the estimate, then ~200 ms of its own:
-        // within 450 ms), but its batch forms only when the busy one is done (~380 ms from now)
-        // and would end at ~580 ms, with another job waiting behind it.
+        // 475 ms with the admission margin, within 520 ms), but its batch forms only when the
+        // busy one is done (~380 ms from now) and would end at ~580 ms, with another job waiting
+        // behind it.
         let doomed = batcher
-            .enqueue(3, 1, Instant::now() + Duration::from_millis(450))
+            .enqueue(3, 1, Instant::now() + Duration::from_millis(520))
             .unwrap();
         let behind = batcher.enqueue(4, 1, later()).unwrap();
         assert_eq!(busy.await, Ok(Ok(2)));
