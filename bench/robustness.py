@@ -213,8 +213,9 @@ async def overload(addr, pid, name, path, make_body, base_connections, connectio
             f"{goodput:.1f} req/s ({goodput / capacity:.0%} of capacity); {describe(statuses)}; "
             f"slowest 200: {slowest * 1000:.0f} ms; CPU s: scoring {scoring_cpu:.1f}, server I/O "
             f"{io_cpu:.1f}, clients {client_cpu:.1f} of {2 * secs:.0f}{per_refusal}",
-            ">= 80% of capacity; 200s within the "
-            f"{TIMEOUT_S * 1000:.0f} ms deadline", goodput >= 0.8 * capacity and slowest <= TIMEOUT_S + 0.25)
+            # A client at nice 19 waits for the CPU itself: its clock is no measure of the server's.
+            ">= 80% of capacity" + ("" if niceness else f"; 200s within the {TIMEOUT_S * 1000:.0f} ms deadline"),
+            goodput >= 0.8 * capacity and (niceness or slowest <= TIMEOUT_S + 0.25))
 
 
 async def hold_clients(addr, count, first_bytes, trickle):

@@ -140,7 +140,7 @@ async fn cohere_rerank(
 ) -> Response {
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, route, async {
-        state.admits_before_parsing(deadline)?;
+        state.admits_before_parsing(deadline, &body)?;
         let request: CohereRequest = parse_body(body, state.limits.max_body_bytes)?;
         let served = state.reranker(request.model.as_deref())?;
         // The name asked for is reported back (an alias of the default included).

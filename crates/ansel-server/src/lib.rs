@@ -122,7 +122,7 @@ struct RerankJob {
 /// slices of it, and abandoned at its deadline, when its caller has had 503 and nobody waits for
 /// the rest (a list of 256 long texts takes the default model many seconds, which every request
 /// queued behind would wait out).
-const PAIRS_PER_SLICE: usize = 32;
+const PAIRS_PER_SLICE: usize = 8;
 type RerankResult = Result<Vec<f32>, ApiError>;
 type AskResult = Result<Answers, ApiError>;
 
@@ -622,7 +622,7 @@ async fn rerank(
 ) -> Response {
     let deadline = arrived(arrival) + state.limits.timeout;
     measured(&state, "/rerank", async {
-        state.admits_before_parsing(deadline)?;
+        state.admits_before_parsing(deadline, &body)?;
         let request: RerankRequest = parse_body(body, state.limits.max_body_bytes)?;
         let served = state.reranker(request.model.as_deref())?;
         let fit = Fit {
@@ -846,13 +846,34 @@ impl Served {
 }
 
 impl AppState {
-    /// Under overload, refuse before parsing (shedding must cost less than serving): when one
-    /// model is served its queue says; with several, the one asked for says after parsing.
-    fn admits_before_parsing(&self, deadline: Instant) -> ApiResult<()> {
-        match self.rerankers.as_slice() {
-            [only] => only.queue.admits(1, deadline).map_err(ApiError::from_batch),
-            _ => Ok(()),
+    /// Under overload, refuse before parsing (shedding must cost less than serving): the queue
+    /// of the model asked for says, found from the body's `model` field alone when several are
+    /// served (a scan that keeps none of the texts). A body that does not parse is left to the
+    /// full parse, which says what is wrong with it.
+    fn admits_before_parsing(
+        &self,
+        deadline: Instant,
+        body: &Result<Bytes, BytesRejection>,
+    ) -> ApiResult<()> {
+        #[derive(Deserialize)]
+        struct ModelOnly {
+            model: Option<String>,
         }
+        let served = match (self.rerankers.as_slice(), body) {
+            ([only], _) => only,
+            (_, Ok(bytes)) => match serde_json::from_slice::<ModelOnly>(bytes)
+                .ok()
+                .and_then(|m| self.reranker(m.model.as_deref()).ok())
+            {
+                Some(served) => served,
+                None => return Ok(()),
+            },
+            (_, Err(_)) => return Ok(()),
+        };
+        served
+            .queue
+            .admits(1, deadline)
+            .map_err(ApiError::from_batch)
     }
 
     /// The names of the served reranking models, the default first.

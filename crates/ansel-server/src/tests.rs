@@ -1371,3 +1371,39 @@ async fn a_client_that_stops_reading_is_cut_off_and_its_answer_freed() {
     let _ = stop.send(());
     let _ = server.await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_several_models_a_busy_one_refuses_before_parsing_the_texts() {
+    // Two models served: the asked-for one's queue refuses a request under overload from its
+    // `model` field alone; the texts (here malformed) are never parsed.
+    let dir = tempfile::tempdir().unwrap();
+    let wo_rr = ansel_lexical::from_spec("wo-rr", &[]).unwrap().unwrap();
+    let limits = Limits {
+        timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let state = AppState::serving(
+        bee_answerer(dir.path(), wo_rr),
+        limits,
+        Security::default(),
+        None,
+        vec![NamedReranker {
+            ranker: Box::new(TenMsAPair),
+            calibration: None,
+        }],
+    );
+    let busy = serde_json::json!({"query": "bees", "texts": vec!["a hive"; 30]}).to_string();
+    // One list the worker times (about 240 ms, past its deadline), then one that keeps it busy.
+    let (status, _) = call(&state, "POST", "/rerank", &busy).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let keeping = tokio::spawn({
+        let state = state.clone();
+        async move { call(&state, "POST", "/rerank", &busy).await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let malformed = r#"{"model": "ten-ms-a-pair", "query": "bees", "texts": 5}"#;
+    let (status, text) = call(&state, "POST", "/rerank", malformed).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    let _ = keeping.await;
+}
