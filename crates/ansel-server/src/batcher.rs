@@ -348,7 +348,11 @@ fn work<Req, Resp>(
             live.push(job);
         }
         let live_cost = cost;
-        load.scoring_until(Some(now + load.time_for(live_cost)));
+        // A batch is not expected to outlast its last member's deadline: past it nobody waits,
+        // and the handlers give up (a rerank list between slices, /ask's cascade within its
+        // budget). A list too long for its deadline made admission wait out its whole estimate.
+        let latest = live.iter().map(|j| j.deadline).max().unwrap_or(now);
+        load.scoring_until(Some((now + load.time_for(live_cost)).min(latest)));
         let (requests, replies): (Vec<Req>, Vec<_>) =
             live.into_iter().map(|j| (j.request, j.reply)).unzip();
         let started = Instant::now();

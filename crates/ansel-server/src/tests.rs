@@ -1145,10 +1145,14 @@ async fn a_list_past_its_deadline_stops_being_scored_and_frees_the_worker() {
         ..Limits::default()
     };
     let state = state_with_reranker(dir.path(), limits, Box::new(TenMsAPair));
+    let small = r#"{"query": "bees", "texts": ["hive"]}"#;
+    // One small list first: the worker's estimate then prices the big one at its 2.56 s, and
+    // must not keep refusing for all of it once the list has been given up.
+    let (status, text) = call(&state, "POST", "/rerank", small).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
     let big = serde_json::json!({"query": "bees", "texts": vec!["a hive of bees"; 256]});
     let (status, text) = call(&state, "POST", "/rerank", &big.to_string()).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
-    let small = r#"{"query": "bees", "texts": ["hive"]}"#;
     let (status, text) = call(&state, "POST", "/rerank", small).await;
     assert_eq!(status, StatusCode::OK, "{text}");
 }
