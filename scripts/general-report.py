@@ -248,14 +248,16 @@ def page(work, sets, data, models, table, grids, chosen):
         out.append(f"| {n} | " + " | ".join(fmt(v) for v in vals) +
                    f" | {fmt(mean(gen, len([s for s in sets if s in GENERAL])))}"
                    f" | {fmt(mean(as2, len([s for s in sets if s in AS2])))} |")
+    own = [s for s in sets if table.get(("mpnet-base-general", s), {}).get(PRIMARY[s]) is not None]
+    missing = [s for s in sets if s not in own]
     out += ["", "What shipped: `minilm-l6-general` is the student fusion (lambda 10) read in windows (80 words",
             "every 60), measured as it is on every set above. `mpnet-base-general`, the default of `rank`,",
             "`eval`, the reranking routes and Python's `Ranker()`, is the MPNet fusion (lambda 6) read in the",
-            "same windows: its own row is measured on squad-long (`SETS=squad-long`), and its fusion row",
+            f"same windows: its own row is measured on {', '.join(own) or 'no set yet'}, and its fusion row",
             "(lambda 6) stands for it on the other sets, from the cached whole-passage scores (each passage cut",
-            "at 128 tokens). Its other windowed rows were not measured in this session (MPNet reading the suite",
-            "in windows takes about two hours on these cores: `MODELS=models/mpnet-base-general bash",
-            "scripts/bench-general.sh`); on the student the same windows raised squad-passage, squad-keyword",
+            f"at 128 tokens). Its windowed rows on {', '.join(missing)} are not measured yet (MPNet reading",
+            "the suite in windows takes hours on these cores; `MODELS=models/mpnet-base-general bash",
+            "scripts/bench-general.sh` resumes set by set); on the student the same windows raised squad-passage, squad-keyword",
             "and squad-long (compare `minilm-l6-general` with the student fusion's row) and left the AS2 sets,",
             "whose sentences are shorter than a window, exactly as they were.\n"]
     out += ["## Choosing lambda\n",
