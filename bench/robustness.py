@@ -314,19 +314,11 @@ async def max_size(addr):
     cases = [("/rerank", "/rerank", big_rerank), ("/ask", "/ask", big_ask),
              ("/rerank at the word cap", "/rerank", at_cap)]
     for name, path, body in cases:
-        async def one():
-            try:
-                reader, writer = await asyncio.open_connection(*addr)
-                status, _, _ = await request(reader, writer, "POST", path, body)
-                writer.close()
-                return status
-            except (OSError, ConnectionError, asyncio.IncompleteReadError):
-                return "conn-error"
         t = time.monotonic()
-        statuses = await asyncio.gather(*(one() for _ in range(32)))
+        results = await asyncio.gather(*(one_request(addr, path, body) for _ in range(32)))
         took = time.monotonic() - t
         counts = {}
-        for s in statuses:
+        for s, _ in results:
             counts[s] = counts.get(s, 0) + 1
         ok, lat = await served_meanwhile(addr, 3)
         row("max-size requests", f"32 at once to {name} ({len(body) / 2**20:.2f} MiB each)",

@@ -156,6 +156,29 @@ fn unreadable_file(dir: &Path, error: &TantivyError) -> Option<String> {
     }
 }
 
+/// One of the index's JSON files, parsed; when it cannot be read or parsed, its damage named as
+/// `check` names it ("PATH (why)").
+fn read_index_json(path: &Path) -> Result<serde_json::Value, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{} ({e})", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{} (not valid JSON: {e})", path.display()))
+}
+
+/// The segment files of `index` (in `dir`) whose checksums fail, or the one that cannot be read,
+/// named as damage; tantivy's error when the check itself fails otherwise.
+fn damaged_segment_files(dir: &Path, index: &Index) -> Result<Vec<String>, TantivyError> {
+    match index.validate_checksum() {
+        Ok(files) => {
+            let mut files: Vec<String> = files
+                .into_iter()
+                .map(|f| format!("{} (checksum mismatch)", dir.join(f).display()))
+                .collect();
+            files.sort();
+            Ok(files)
+        }
+        Err(e) => unreadable_file(dir, &e).map(|file| vec![file]).ok_or(e),
+    }
+}
+
 /// An on-disk sentence index. Readers see the last commit; writers add
 /// documents through [`SentenceIndex::writer`].
 pub struct SentenceIndex {
@@ -286,29 +309,12 @@ impl SentenceIndex {
     /// `.managed.json` that does not parse; segment files that cannot be read or whose checksums
     /// fail, when `index` got that far), else tantivy's own error.
     fn opening_failed(dir: &Path, index: Option<&Index>, error: TantivyError) -> IndexError {
-        let mut damaged = Vec::new();
-        for name in ["meta.json", ".managed.json"] {
-            let path = dir.join(name);
-            match std::fs::read(&path) {
-                Err(e) => damaged.push(format!("{} ({e})", path.display())),
-                Ok(bytes) => {
-                    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-                        damaged.push(format!("{} (not valid JSON: {e})", path.display()));
-                    }
-                }
-            }
-        }
-        match index.map(|index| index.validate_checksum()) {
-            Some(Ok(files)) => {
-                let mut files: Vec<String> = files
-                    .into_iter()
-                    .map(|f| format!("{} (checksum mismatch)", dir.join(f).display()))
-                    .collect();
-                files.sort();
-                damaged.extend(files);
-            }
-            Some(Err(e)) => damaged.extend(unreadable_file(dir, &e)),
-            None => {}
+        let mut damaged: Vec<String> = ["meta.json", ".managed.json"]
+            .into_iter()
+            .filter_map(|name| read_index_json(&dir.join(name)).err())
+            .collect();
+        if let Some(Ok(files)) = index.map(|index| damaged_segment_files(dir, index)) {
+            damaged.extend(files);
         }
         damaged.extend(unreadable_file(dir, &error));
         damaged.dedup();
@@ -381,31 +387,19 @@ impl SentenceIndex {
         let mut damaged: Vec<String> = Vec::new();
         for name in ["meta.json", ".managed.json"] {
             let path = self.dir.join(name);
-            match std::fs::read(&path) {
-                Ok(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
-                    Err(e) => damaged.push(format!("{} (not valid JSON: {e})", path.display())),
-                    Ok(value) if name == ".managed.json" => {
-                        if let Some(why) = self.unlisted_files(&value) {
-                            damaged.push(format!("{} ({why})", path.display()));
-                        }
+            match read_index_json(&path) {
+                Err(why) => damaged.push(why),
+                Ok(value) if name == ".managed.json" => {
+                    if let Some(why) = self.unlisted_files(&value) {
+                        damaged.push(format!("{} ({why})", path.display()));
                     }
-                    Ok(_) => {}
-                },
-                Err(e) => damaged.push(format!("{} ({e})", path.display())),
+                }
+                Ok(_) => {}
             }
         }
-        match self.index.validate_checksum() {
-            Ok(files) => {
-                let mut files: Vec<String> = files
-                    .into_iter()
-                    .map(|f| format!("{} (checksum mismatch)", self.dir.join(f).display()))
-                    .collect();
-                files.sort();
-                damaged.extend(files);
-            }
-            Err(e) => damaged.push(
-                unreadable_file(&self.dir, &e).unwrap_or_else(|| format!("a segment file ({e})")),
-            ),
+        match damaged_segment_files(&self.dir, &self.index) {
+            Ok(files) => damaged.extend(files),
+            Err(e) => damaged.push(format!("a segment file ({e})")),
         }
         match self.dense_settings() {
             Ok(Some(_)) if with_vectors => {

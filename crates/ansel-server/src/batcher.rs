@@ -485,18 +485,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_first_batch_is_one_job_until_a_batch_has_been_timed() {
-        let sizes = Arc::new(Mutex::new(Vec::new()));
-        let seen = sizes.clone();
-        let limits = BatchLimits {
-            max_jobs: 8,
-            max_cost: 100,
-            queue_len: 64,
-        };
-        let batcher = Batcher::spawn("blind", limits, move |reqs: Vec<u32>| {
-            seen.lock().unwrap().push(reqs.len());
-            std::thread::sleep(Duration::from_millis(50));
-            reqs
-        });
+        let (batcher, sizes) = timed(Duration::from_millis(50), 8);
         let replies: Vec<_> = (0..4)
             .map(|r| batcher.enqueue(r, 1, later()).unwrap())
             .collect();

@@ -217,10 +217,7 @@ fn score_in_slices(rerank: &dyn ansel_model::Ranker, job: &RerankJob) -> RerankR
     let mut scores = Vec::with_capacity(question.candidates.len());
     for slice in question.candidates.chunks(PAIRS_PER_SLICE) {
         if Instant::now() >= job.deadline {
-            return Err(ApiError::overloaded(
-                "no answer before the request's deadline",
-                Duration::from_secs(1),
-            ));
+            return Err(ApiError::past_deadline());
         }
         let part = Question {
             id: question.id.clone(),
@@ -433,6 +430,14 @@ impl ApiError {
         }
     }
 
+    /// 503: the request's deadline passed before its answer was ready.
+    fn past_deadline() -> Self {
+        Self::overloaded(
+            "no answer before the request's deadline",
+            Duration::from_secs(1),
+        )
+    }
+
     fn validation(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "Validation", message)
     }
@@ -552,10 +557,7 @@ async fn within_time<T>(
 ) -> ApiResult<T> {
     match tokio::time::timeout_at(deadline.into(), job).await {
         Ok(result) => result.map_err(ApiError::from_batch),
-        Err(_) => Err(ApiError::overloaded(
-            "no answer before the request's deadline",
-            Duration::from_secs(1),
-        )),
+        Err(_) => Err(ApiError::past_deadline()),
     }
 }
 

@@ -183,10 +183,7 @@ pub(crate) async fn tokenize(
                     format!("tokenizer: {e}"),
                 )
             })?,
-            Err(_) => Err(ApiError::overloaded(
-                "no answer before the request's deadline",
-                std::time::Duration::from_secs(1),
-            )),
+            Err(_) => Err(ApiError::past_deadline()),
         }
     })
     .await
