@@ -15,6 +15,7 @@
 //! `ansel-index.json`, so a truncated file, a corrupt one or one written by another model is an
 //! error that names the file.
 
+use crate::graph::{DenseSearch, Graph, GraphFile};
 use crate::IndexError;
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -140,6 +141,9 @@ pub struct DenseSettings {
     pub files: Vec<VectorFile>,
     /// The first components of the model's vector of [`PROBE_TEXT`].
     pub probe: Vec<f32>,
+    /// The graph of the approximate search, once the index is large enough for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphFile>,
 }
 
 /// One vector file and the rows it holds.
@@ -169,6 +173,7 @@ impl DenseSettings {
             count: 0,
             files: Vec::new(),
             probe,
+            graph: None,
         })
     }
 
@@ -224,7 +229,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// A 64-bit checksum of a file's rows: FNV-1a over 8-byte words, then the bytes left, the same
 /// however the bytes are handed to it. Any change of a word changes it.
 #[derive(Clone, Copy)]
-struct Checksum {
+pub(crate) struct Checksum {
     hash: u64,
     /// Bytes of a word not yet complete.
     tail: [u8; 8],
@@ -232,7 +237,7 @@ struct Checksum {
 }
 
 impl Checksum {
-    fn new() -> Checksum {
+    pub(crate) fn new() -> Checksum {
         Checksum {
             hash: 0xcbf2_9ce4_8422_2325,
             tail: [0; 8],
@@ -246,7 +251,7 @@ impl Checksum {
             .rotate_left(29);
     }
 
-    fn update(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn update(&mut self, mut bytes: &[u8]) {
         if self.tail_len > 0 {
             let take = (8 - self.tail_len).min(bytes.len());
             self.tail[self.tail_len..self.tail_len + take].copy_from_slice(&bytes[..take]);
@@ -267,7 +272,7 @@ impl Checksum {
         self.tail_len = rest.len();
     }
 
-    fn finish(&self) -> u64 {
+    pub(crate) fn finish(&self) -> u64 {
         self.tail[..self.tail_len].iter().fold(self.hash, |h, &b| {
             (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
         })
@@ -440,10 +445,28 @@ pub(crate) enum Block {
 }
 
 impl Block {
-    fn rows(&self, dim: usize) -> usize {
+    pub(crate) fn rows(&self, dim: usize) -> usize {
         match self {
             Block::F32 { values } => values.len() / dim.max(1),
             Block::Int8 { scales, .. } => scales.len(),
+        }
+    }
+
+    /// Row `i`'s int8 components: the stored ones, or the f32 row quantized.
+    pub(crate) fn row_i8(&self, i: usize, dim: usize) -> Vec<i8> {
+        match self {
+            Block::F32 { values } => quantize(&values[i * dim..(i + 1) * dim]).1,
+            Block::Int8 { values, .. } => values[i * dim..(i + 1) * dim].to_vec(),
+        }
+    }
+
+    /// The inner product of row `i` with the query.
+    fn score(&self, i: usize, dim: usize, query: &Query) -> f32 {
+        match self {
+            Block::F32 { values } => dot_f32(&values[i * dim..(i + 1) * dim], &query.f32),
+            Block::Int8 { values, scales } => {
+                dot_i8(&values[i * dim..(i + 1) * dim], &query.i8.1) as f32 * scales[i] * query.i8.0
+            }
         }
     }
 
@@ -597,6 +620,11 @@ impl Query {
         let i8 = quantize(&f32);
         Query { f32, i8 }
     }
+
+    /// Its int8 components (what the graph compares).
+    pub(crate) fn i8(&self) -> &[i8] {
+        &self.i8.1
+    }
 }
 
 /// Writes into `out` the inner product of every row of `block` with the query.
@@ -679,6 +707,10 @@ pub(crate) struct DenseView {
     generation: u64,
     dim: usize,
     blocks: Vec<std::sync::Arc<Block>>,
+    /// The first row of each block.
+    starts: Vec<usize>,
+    /// The graph of the first blocks' rows, if the index has one.
+    graph: Option<std::sync::Arc<Graph>>,
     /// By row: the address of the record it belongs to.
     addresses: Vec<Option<tantivy::DocAddress>>,
     /// Records with a vector.
@@ -687,25 +719,48 @@ pub(crate) struct DenseView {
 
 impl DenseView {
     /// The `limit` records whose vectors have the largest inner product with `query`, best
-    /// first (ties: the earlier row).
-    pub(crate) fn search(&self, query: &Query, limit: usize) -> Vec<(tantivy::DocAddress, f32)> {
+    /// first (ties: the earlier row), found as `how` says.
+    pub(crate) fn search(
+        &self,
+        query: &Query,
+        limit: usize,
+        how: DenseSearch,
+    ) -> Result<Vec<(tantivy::DocAddress, f32)>, IndexError> {
         if limit == 0 || self.live == 0 {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let mut scores = Vec::with_capacity(self.addresses.len());
-        for block in &self.blocks {
+        let live = |row: usize| self.addresses.get(row).is_some_and(Option::is_some);
+        let mut found: Vec<(u32, f32)> = Vec::new();
+        let mut exact_from = 0;
+        if let (Some(graph), DenseSearch::Approximate { expansion }) = (&self.graph, how) {
+            let rows = graph.search(query, limit, expansion, |key| live(key as usize))?;
+            found.extend(
+                rows.into_iter()
+                    .map(|row| (row as u32, self.score(row as usize, query))),
+            );
+            exact_from = self.starts.partition_point(|&s| (s as u64) < graph.rows());
+        }
+        let mut scores = Vec::new();
+        for block in &self.blocks[exact_from..] {
             block_scores(block, self.dim, query, &mut scores);
         }
-        let live = scores
+        let first = self.starts.get(exact_from).copied().unwrap_or(0);
+        let exact = scores
             .iter()
-            .zip(&self.addresses)
             .enumerate()
-            .filter(|(_, (s, a))| a.is_some() && !s.is_nan())
-            .map(|(row, (&s, _))| (row as u32, s));
-        top(live, limit)
+            .map(|(i, &s)| (first + i, s))
+            .filter(|&(row, s)| live(row) && !s.is_nan())
+            .map(|(row, s)| (row as u32, s));
+        Ok(top(found.into_iter().chain(exact), limit)
             .into_iter()
             .map(|(row, s)| (self.addresses[row as usize].expect("live row"), s))
-            .collect()
+            .collect())
+    }
+
+    /// The exact score of one row.
+    fn score(&self, row: usize, query: &Query) -> f32 {
+        let block = self.starts.partition_point(|&s| s <= row) - 1;
+        self.blocks[block].score(row - self.starts[block], self.dim, query)
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -761,6 +816,7 @@ pub(crate) struct DenseStore {
 struct Loaded {
     settings: DenseSettings,
     blocks: Vec<std::sync::Arc<Block>>,
+    graph: Option<std::sync::Arc<Graph>>,
 }
 
 impl DenseStore {
@@ -785,12 +841,34 @@ impl DenseStore {
                 && l.settings.probe == settings.probe
                 && settings.files.starts_with(&l.settings.files)
         });
-        let mut blocks = reusable.map(|l| l.blocks).unwrap_or_default();
+        let (mut blocks, graph) = reusable.map(|l| (l.blocks, l.graph)).unwrap_or_default();
         for entry in &settings.files[blocks.len()..] {
             blocks.push(std::sync::Arc::new(read_file(dir, entry, &settings)?));
         }
-        let rows: usize = blocks.iter().map(|b| b.rows(settings.dim)).sum();
+        let mut starts = Vec::with_capacity(blocks.len());
+        let mut rows = 0usize;
+        for block in &blocks {
+            starts.push(rows);
+            rows += block.rows(settings.dim);
+        }
         let settings_path = dir.join(crate::index::SETTINGS_FILE);
+        let graph = match &settings.graph {
+            None => None,
+            Some(entry) if graph.as_ref().is_some_and(|g| g.entry() == entry) => graph,
+            Some(entry) => {
+                if entry.rows as usize != rows && !starts.contains(&(entry.rows as usize)) {
+                    return Err(IndexError::Vectors {
+                        path: settings_path,
+                        message: format!(
+                            "its graph holds the first {} vectors, which is not where a vector \
+                             file ends; rebuild the index with `ansel index --dense`",
+                            entry.rows
+                        ),
+                    });
+                }
+                Some(std::sync::Arc::new(Graph::open(dir, entry, settings.dim)?))
+            }
+        };
         if rows as u64 != settings.count {
             return Err(IndexError::Vectors {
                 path: settings_path,
@@ -841,10 +919,16 @@ impl DenseStore {
             generation,
             dim: settings.dim,
             blocks: blocks.clone(),
+            starts,
+            graph: graph.clone(),
             addresses,
             live,
         });
-        self.loaded = Some(Loaded { settings, blocks });
+        self.loaded = Some(Loaded {
+            settings,
+            blocks,
+            graph,
+        });
         self.view = Some(view.clone());
         Ok(view)
     }

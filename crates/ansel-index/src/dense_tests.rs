@@ -474,3 +474,167 @@ fn an_index_made_before_dense_vectors_opens_and_refuses_them_clearly() {
         "{err}"
     );
 }
+
+/// `n` documents of `sentences` sentences each, made of words drawn from a small vocabulary.
+fn wordy_docs(prefix: &str, n: usize, sentences: usize, seed: u64) -> Vec<Document> {
+    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut next = move |bound: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % bound
+    };
+    (0..n)
+        .map(|d| {
+            let text: Vec<String> = (0..sentences)
+                .map(|_| {
+                    let words: Vec<String> = (0..6).map(|_| format!("w{}", next(300))).collect();
+                    format!("The {}.", words.join(" "))
+                })
+                .collect();
+            doc(&format!("{prefix}{d}"), &text.join(" "))
+        })
+        .collect()
+}
+
+fn add_with_graph(
+    index: &SentenceIndex,
+    encoder: &Arc<ToyEncoder>,
+    docs: &[Document],
+    policy: crate::GraphPolicy,
+) {
+    let mut writer = index
+        .dense_writer(encoder.clone(), Some(VectorFormat::Int8))
+        .unwrap();
+    writer.set_graph_policy(policy);
+    for d in docs {
+        writer.add(d).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+}
+
+fn graph_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("graph-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_graph_is_built_and_extended_at_commits_and_finds_what_the_exact_search_finds() {
+    use crate::{DenseSearch, GraphPolicy};
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 48, 3);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    let policy = GraphPolicy { min_rows: 200 };
+    let graph_rows = |index: &SentenceIndex| {
+        index
+            .dense_settings()
+            .unwrap()
+            .unwrap()
+            .graph
+            .map(|g| g.rows)
+    };
+    // 150 rows: too few for a graph.
+    add_with_graph(&index, &encoder, &wordy_docs("a", 30, 5, 1), policy);
+    assert_eq!(graph_rows(&index), None);
+    // 400 rows: the graph of all of them.
+    add_with_graph(&index, &encoder, &wordy_docs("b", 50, 5, 2), policy);
+    assert_eq!(graph_rows(&index), Some(400));
+    // 450: the 50 new rows are fewer than a quarter of the graph's, and are searched exactly.
+    add_with_graph(&index, &encoder, &wordy_docs("c", 10, 5, 3), policy);
+    assert_eq!(graph_rows(&index), Some(400));
+    // 550: extended, and the graph it replaced is gone.
+    add_with_graph(&index, &encoder, &wordy_docs("d", 20, 5, 4), policy);
+    assert_eq!(graph_rows(&index), Some(550));
+    assert_eq!(graph_files(dir.path()), vec!["graph-0000000550.hnsw"]);
+    // A document replaced: its old rows stay in the graph, unused, and are never returned.
+    let replaced = wordy_docs("a", 1, 5, 99);
+    add_with_graph(&index, &encoder, &replaced, policy);
+    assert_eq!(graph_rows(&index), Some(550));
+
+    let snapshot = index.snapshot();
+    let texts = index.sentence_texts().unwrap();
+    assert_eq!(texts.len(), 550);
+    let (mut same, mut asked) = (0, 0);
+    for text in texts.iter().step_by(11) {
+        let query = encoder.vector(text);
+        let exact = snapshot.dense_with(&query, 10, DenseSearch::Exact).unwrap();
+        let graph = snapshot
+            .dense_with(&query, 10, DenseSearch::Approximate { expansion: 64 })
+            .unwrap();
+        assert_eq!(graph.len(), 10);
+        // A row found either way has the same (exact) score.
+        for found in &graph {
+            if let Some(e) = exact.iter().find(|e| e.unit == found.unit) {
+                assert!((e.score - found.score).abs() < 1e-6);
+            }
+        }
+        // Toy vectors tie often: a row counts as found when it scores at least the exact
+        // search's last.
+        let last = exact.last().unwrap().score;
+        same += graph.iter().filter(|g| g.score >= last - 1e-6).count();
+        asked += exact.len();
+        let hits = snapshot.hits(&graph).unwrap();
+        assert!(hits.iter().all(|h| texts.contains(&h.sentence.text)));
+    }
+    assert!(
+        same as f64 >= 0.9 * asked as f64,
+        "the graph found {same} of the exact search's {asked}"
+    );
+}
+
+#[test]
+fn a_damaged_or_missing_graph_is_named_and_a_leftover_one_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let encoder = ToyEncoder::new("toy", 32, 5);
+    let index = SentenceIndex::open_or_create(dir.path()).unwrap();
+    let policy = crate::GraphPolicy { min_rows: 50 };
+    add_with_graph(&index, &encoder, &wordy_docs("a", 20, 5, 7), policy);
+    drop(index);
+    let file = dir.path().join("graph-0000000100.hnsw");
+    let good = std::fs::read(&file).unwrap();
+    let check = || {
+        SentenceIndex::open(dir.path())
+            .unwrap()
+            .snapshot()
+            .check_vectors()
+            .err()
+            .map(|e| e.to_string())
+    };
+    assert_eq!(check(), None);
+    let mut flipped = good.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x10;
+    std::fs::write(&file, &flipped).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("graph-0000000100.hnsw") && err.contains("corrupt"),
+        "{err}"
+    );
+    std::fs::write(&file, &good[..good.len() - 64]).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("graph-0000000100.hnsw") && err.contains("truncated"),
+        "{err}"
+    );
+    std::fs::remove_file(&file).unwrap();
+    let err = check().unwrap();
+    assert!(
+        err.contains("graph-0000000100.hnsw") && err.contains("missing"),
+        "{err}"
+    );
+    std::fs::write(&file, &good).unwrap();
+    assert_eq!(check(), None);
+
+    // A graph a crash left unlisted (and its temporary) go when a writer opens.
+    std::fs::write(dir.path().join("graph-0000000999.hnsw"), b"x").unwrap();
+    std::fs::write(dir.path().join("graph-0000000999.hnsw.tmp"), b"x").unwrap();
+    let index = SentenceIndex::open(dir.path()).unwrap();
+    drop(index.dense_writer(encoder.clone(), None).unwrap());
+    assert_eq!(graph_files(dir.path()), vec!["graph-0000000100.hnsw"]);
+}

@@ -2,6 +2,7 @@
 //! a dense vector per sentence beside it ([`crate::dense`]).
 
 use crate::dense::{self, DenseSettings, DenseStore, Encoder, FileWriter, Query, VectorFormat};
+use crate::graph::{self, DenseSearch, GraphPolicy};
 use crate::sentences::{unit_texts, Unit};
 use crate::{Document, IndexError, SentenceRecord};
 use std::path::{Path, PathBuf};
@@ -499,6 +500,7 @@ impl SentenceIndex {
                 settings: dense,
                 pending: Vec::new(),
                 file: None,
+                graph_policy: GraphPolicy::default(),
             }),
         ))
     }
@@ -524,6 +526,7 @@ impl SentenceIndex {
         let new = DenseSettings {
             format,
             files: Vec::new(),
+            graph: None,
             ..old.clone()
         };
         let name = format!("vectors-{:010}-{}.vec", 0, format.name());
@@ -533,13 +536,19 @@ impl SentenceIndex {
             return Err(e);
         }
         let entry = file.finish()?;
-        settings.dense = Some(DenseSettings {
+        let mut new = DenseSettings {
             files: vec![entry],
             ..new
-        });
+        };
+        // The graph is made again from the rewritten rows (their int8 components may differ).
+        if old.graph.is_some() {
+            new.graph = Some(graph::extend(&self.dir, &new)?);
+        }
+        settings.dense = Some(new);
         settings.write(&self.dir)?;
-        for entry in &old.files {
-            let _ = std::fs::remove_file(self.dir.join(&entry.file));
+        let old_graph = old.graph.iter().map(|g| &g.file);
+        for file in old.files.iter().map(|f| &f.file).chain(old_graph) {
+            let _ = std::fs::remove_file(self.dir.join(file));
         }
         Ok(())
     }
@@ -673,7 +682,9 @@ fn remove_unlisted_vector_files(dir: &Path, dense: &DenseSettings) -> Result<(),
     for entry in std::fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))? {
         let entry = entry.map_err(|e| IndexError::io(dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if dense::is_vector_file(&name) && !dense.files.iter().any(|f| f.file == name) {
+        let listed = dense.files.iter().any(|f| f.file == name)
+            || dense.graph.as_ref().is_some_and(|g| g.file == name);
+        if (dense::is_vector_file(&name) || graph::is_graph_file(&name)) && !listed {
             std::fs::remove_file(entry.path()).map_err(|e| IndexError::io(&entry.path(), e))?;
         }
     }
@@ -725,9 +736,20 @@ impl Snapshot<'_> {
     /// stored normalised) with `query`, a vector of the model that made the index's. An index
     /// without vectors is [`IndexError::NoVectors`].
     pub fn dense(&self, query: &[f32], limit: usize) -> Result<Vec<Scored>, IndexError> {
+        self.dense_with(query, limit, DenseSearch::default())
+    }
+
+    /// [`Snapshot::dense`], searching as `how` says: exactly, or through the index's graph (if it
+    /// has one) considering a given number of candidates.
+    pub fn dense_with(
+        &self,
+        query: &[f32],
+        limit: usize,
+        how: DenseSearch,
+    ) -> Result<Vec<Scored>, IndexError> {
         let view = self.dense_view()?;
         Ok(view
-            .search(&Query::new(query), limit)
+            .search(&Query::new(query), limit, how)?
             .into_iter()
             .map(|(address, score)| Scored {
                 unit: UnitId(address),
@@ -798,6 +820,8 @@ struct DenseWriter {
     next_row: u64,
     pending: Vec<String>,
     file: Option<FileWriter>,
+    /// When a commit builds or extends the graph of the approximate search.
+    graph_policy: GraphPolicy,
 }
 
 impl DenseWriter {
@@ -842,18 +866,34 @@ impl DenseWriter {
 
     /// Seals this commit's file and lists it in the settings (before tantivy commits: every
     /// row a committed record uses is then in a listed file).
+    /// Then builds or extends the graph when the policy says so (listed after it is written;
+    /// the graph it replaces is removed once the new one is listed).
     fn commit(&mut self, dir: &Path) -> Result<(), IndexError> {
         self.flush(dir)?;
-        let Some(file) = self.file.take() else {
-            return Ok(());
-        };
-        debug_assert_eq!(self.settings.count + file.rows(), self.next_row);
-        let entry = file.finish()?;
         let mut settings = Settings::read(dir)?;
-        self.settings.count += entry.rows;
-        self.settings.files.push(entry);
-        settings.dense = Some(self.settings.clone());
-        settings.write(dir)
+        let mut next = self.settings.clone();
+        if let Some(file) = self.file.take() {
+            debug_assert_eq!(next.count + file.rows(), self.next_row);
+            let entry = file.finish()?;
+            next.count += entry.rows;
+            next.files.push(entry);
+        }
+        let replaced = if self.graph_policy.due(&next) {
+            let old = next.graph.replace(graph::extend(dir, &next)?);
+            old.map(|g| g.file)
+        } else {
+            None
+        };
+        if next == self.settings {
+            return Ok(());
+        }
+        settings.dense = Some(next.clone());
+        settings.write(dir)?;
+        self.settings = next;
+        if let Some(file) = replaced {
+            let _ = std::fs::remove_file(dir.join(file));
+        }
+        Ok(())
     }
 
     /// Drops what was not committed (the temporary file).
@@ -875,6 +915,14 @@ impl Drop for SentenceWriter {
 }
 
 impl SentenceWriter {
+    /// When commits build or extend the graph of the approximate dense search (an index with
+    /// vectors only; [`GraphPolicy::default`] unless set).
+    pub fn set_graph_policy(&mut self, policy: GraphPolicy) {
+        if let Some(dense) = self.dense.as_mut() {
+            dense.graph_policy = policy;
+        }
+    }
+
     /// Adds (or, when its id is already indexed, replaces) a document and
     /// returns how many records (sentences or passages) it has.
     pub fn add(&mut self, document: &Document) -> Result<usize, IndexError> {

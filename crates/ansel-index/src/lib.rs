@@ -11,6 +11,7 @@
 pub mod dense;
 pub mod documents;
 mod error;
+mod graph;
 mod index;
 mod sentences;
 
@@ -20,5 +21,6 @@ mod dense_tests;
 pub use dense::{DenseSettings, Encoder, VectorFormat};
 pub use documents::Document;
 pub use error::IndexError;
+pub use graph::{DenseSearch, GraphFile, GraphPolicy, DEFAULT_EXPANSION};
 pub use index::{Hit, IndexStats, Scored, SentenceIndex, SentenceWriter, Snapshot, UnitId};
 pub use sentences::{document_sentences, SentenceRecord, Unit, HEADING_SEPARATOR};

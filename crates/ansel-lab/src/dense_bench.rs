@@ -180,3 +180,115 @@ pub fn bench(args: DenseBenchArgs) -> Result<()> {
     }
     Ok(())
 }
+
+#[derive(Args)]
+pub struct GraphBenchArgs {
+    /// An index made with `ansel index --dense` that has a graph (the approximate search).
+    #[arg(long)]
+    index: PathBuf,
+    /// JSON lines of {"question", "answer"} (only the questions are read).
+    #[arg(long)]
+    questions: PathBuf,
+    /// Records each search returns; recall is counted at this depth and at 20.
+    #[arg(long, default_value_t = 100)]
+    depth: usize,
+    /// Candidates the graph search considers (repeat the flag): one JSON line each.
+    #[arg(long = "expansion", default_values_t = [100, 128, 200, 400])]
+    expansions: Vec<usize>,
+    /// Writes the questions' vectors here (f32 little-endian, one after another) for
+    /// comparisons outside ansel (bench/ann-compare).
+    #[arg(long)]
+    dump_queries: Option<PathBuf>,
+}
+
+/// The approximate search against the exact one over the same index and questions: recall of
+/// the exact search's best `depth` (and best 20) and search time, question by question in turn.
+pub fn graph_bench(args: GraphBenchArgs) -> Result<()> {
+    use ansel_index::DenseSearch;
+    if args.depth < 20 {
+        bail!("--depth must be at least 20");
+    }
+    let index = SentenceIndex::open(&args.index)?;
+    let Some(settings) = index.dense_settings()? else {
+        bail!("{}: no dense vectors", args.index.display());
+    };
+    let Some(graph) = settings.graph.clone() else {
+        bail!(
+            "{}: no graph (index more than --graph-min-rows vectors)",
+            args.index.display()
+        );
+    };
+    let encoder = ansel::dense::query_encoder(&index)?;
+    let labelled = read_labelled(&args.questions)?;
+    let questions: Vec<&str> = labelled.iter().map(|l| l.question.as_str()).collect();
+    let vectors = encoder.encode(&questions).map_err(anyhow::Error::msg)?;
+    if let Some(path) = &args.dump_queries {
+        let bytes: Vec<u8> = vectors
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(path, bytes)?;
+    }
+    let snapshot = index.snapshot();
+    let start = Instant::now();
+    snapshot.check_vectors()?;
+    let load_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut ways = vec![DenseSearch::Exact];
+    ways.extend(
+        args.expansions
+            .iter()
+            .map(|&expansion| DenseSearch::Approximate { expansion }),
+    );
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    let mut found: Vec<Vec<Vec<ansel_index::Scored>>> = vec![Vec::new(); ways.len()];
+    for vector in &vectors {
+        for (i, &how) in ways.iter().enumerate() {
+            let t = Instant::now();
+            let hits = snapshot.dense_with(vector, args.depth, how)?;
+            times[i].push(t.elapsed().as_secs_f64() * 1e3);
+            found[i].push(hits);
+        }
+    }
+    let recall = |i: usize, k: usize| {
+        let (mut same, mut all) = (0usize, 0usize);
+        for (exact, approx) in found[0].iter().zip(&found[i]) {
+            let exact = &exact[..k.min(exact.len())];
+            let approx = &approx[..k.min(approx.len())];
+            same += approx
+                .iter()
+                .filter(|a| exact.iter().any(|e| e.unit == a.unit))
+                .count();
+            all += exact.len();
+        }
+        same as f64 / all.max(1) as f64
+    };
+    for (i, how) in ways.iter().enumerate() {
+        let (method, expansion) = match how {
+            DenseSearch::Exact => ("exact", None),
+            DenseSearch::Approximate { expansion } => ("graph", Some(*expansion)),
+        };
+        let mut t = times[i].clone();
+        t.sort_by(f64::total_cmp);
+        println!(
+            "{}",
+            serde_json::json!({
+                "index_dir": args.index.display().to_string(),
+                "vectors": settings.count,
+                "graph_vectors": graph.rows,
+                "graph_bytes": graph.bytes,
+                "format": settings.format.name(),
+                "load_ms": load_ms,
+                "questions": vectors.len(),
+                "depth": args.depth,
+                "method": method,
+                "expansion": expansion,
+                "recall_at_depth": recall(i, args.depth),
+                "recall_at_20": recall(i, 20),
+                "search_p50_ms": ansel_server::loadtest::percentile(&t, 0.5),
+                "search_p99_ms": ansel_server::loadtest::percentile(&t, 0.99),
+            })
+        );
+    }
+    Ok(())
+}

@@ -54,6 +54,8 @@ enum Command {
     DenseFormat(dense_bench::DenseFormatArgs),
     /// Time dense retrieval question by question: encoding, vector search, BM25, hybrid.
     DenseBench(dense_bench::DenseBenchArgs),
+    /// The approximate (graph) dense search against the exact one: recall and search time.
+    GraphBench(dense_bench::GraphBenchArgs),
     /// Rescale an int8 ONNX model's dense weights to 7 bits in place (models converted before ansel
     /// quantized in 7 bits, which saturate on x86 CPUs without VNNI; the float source is not needed).
     OnnxRequantize {
@@ -139,6 +141,7 @@ fn main() -> ExitCode {
         }
         Command::DenseFormat(args) => dense_bench::format(args),
         Command::DenseBench(args) => dense_bench::bench(args),
+        Command::GraphBench(args) => dense_bench::graph_bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

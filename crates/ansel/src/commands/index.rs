@@ -1,6 +1,6 @@
 use ansel::indexing::{add_files_with, check_files, open_index, writer_for, Progress};
 use ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES;
-use ansel_index::{Unit, VectorFormat};
+use ansel_index::{GraphPolicy, Unit, VectorFormat};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,12 +35,24 @@ pub struct IndexArgs {
     /// default, chosen by measured recall and search time), `f16` or `f32`.
     #[arg(long, value_parser = VectorFormat::NAMES, requires = "dense")]
     dense_format: Option<String>,
+    /// Vectors an index holds before a commit builds the graph of the approximate search
+    /// (HNSW); after that a commit extends the graph once the vectors outside it reach a
+    /// quarter of those in it, and they are searched exactly until then.
+    #[arg(long, default_value_t = GraphPolicy::default().min_rows, value_name = "VECTORS")]
+    graph_min_rows: u64,
+    /// No graph: dense searches compare the question with every vector (exact, linear time).
+    #[arg(long, conflicts_with = "graph_min_rows")]
+    no_graph: bool,
+    /// Add nothing: build or extend the graph of an existing index with vectors as a commit
+    /// would (under --graph-min-rows), e.g. for an index made before graphs existed.
+    #[arg(long, conflicts_with_all = ["paths", "dense", "unit", "no_graph", "check"])]
+    update_graph: bool,
     /// Check the index instead of adding to it: every segment file against its checksum, the
     /// index's JSON files and its dense vectors; names each damaged file and exits 1.
     #[arg(long, conflicts_with_all = ["paths", "dense", "unit"])]
     check: bool,
     /// Files or folders of documents: .txt, .md, .markdown, .jsonl/.ndjson ({"id", "title", "text"} a line).
-    #[arg(required_unless_present = "check")]
+    #[arg(required_unless_present_any = ["check", "update_graph"])]
     paths: Vec<PathBuf>,
 }
 
@@ -63,6 +75,27 @@ pub fn run(args: IndexArgs) -> Result<()> {
         );
         return Ok(());
     }
+    let policy = if args.no_graph {
+        GraphPolicy::NEVER
+    } else {
+        GraphPolicy {
+            min_rows: args.graph_min_rows,
+        }
+    };
+    if args.update_graph {
+        let index = ansel_index::SentenceIndex::open(&args.index)?;
+        if index.dense_settings()?.is_none() {
+            anyhow::bail!(
+                "{}: has no dense vectors, so no graph",
+                args.index.display()
+            );
+        }
+        let mut writer = writer_for(&index, None, None)?;
+        writer.set_graph_policy(policy);
+        writer.commit()?;
+        print_dense(&index, 0, start.elapsed().as_secs_f64())?;
+        return Ok(());
+    }
     let checked = check_files(&args.paths, args.max_document_bytes)?;
     let unit = match args.unit.as_deref() {
         Some("passage") => Some(Unit::Passage),
@@ -77,8 +110,8 @@ pub fn run(args: IndexArgs) -> Result<()> {
         .map(str::parse::<VectorFormat>)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let writer = writer_for(&index, args.dense.as_deref(), format)?;
-    let dense = index.dense_settings()?;
+    let mut writer = writer_for(&index, args.dense.as_deref(), format)?;
+    writer.set_graph_policy(policy);
     let bar = ProgressBar::new(checked.documents as u64).with_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} documents, {msg} [{elapsed}]",
     )?);
@@ -121,14 +154,36 @@ pub fn run(args: IndexArgs) -> Result<()> {
         stats.documents,
         stats.sentences
     );
-    if let Some(dense) = dense {
+    print_dense(&index, added.sentences, seconds)
+}
+
+/// What the index's vectors and graph are now.
+fn print_dense(index: &ansel_index::SentenceIndex, added: usize, seconds: f64) -> Result<()> {
+    let unit = index.unit().name();
+    if let Some(dense) = index.dense_settings()? {
+        let rate = match added {
+            0 => String::new(),
+            n => format!(
+                "; {:.1} {unit}s indexed a second, encoding included",
+                n as f64 / seconds.max(1e-9)
+            ),
+        };
         println!(
-            "dense vectors: {} ({} components, {}); {:.1} {unit}s indexed a second, encoding included",
+            "dense vectors: {} ({} components, {}), {} vectors{rate}",
             dense.model,
             dense.dim,
             dense.format.name(),
-            added.sentences as f64 / seconds.max(1e-9)
+            dense.count
         );
+        match dense.graph {
+            Some(graph) => println!(
+                "graph (approximate search): the first {} of {} vectors, {:.1} MB ({seconds:.1} s in all)",
+                graph.rows,
+                dense.count,
+                graph.bytes as f64 / 1e6
+            ),
+            None => println!("no graph: dense searches are exact"),
+        }
     }
     Ok(())
 }
