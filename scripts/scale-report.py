@@ -1,0 +1,108 @@
+"""Writes docs/results/scale.md from the rows of scripts/bench-scale.sh (scale.jsonl)."""
+
+import json
+import sys
+from collections import defaultdict
+
+rows_path, page_path = sys.argv[1], sys.argv[2]
+rows = [json.loads(l) for l in open(rows_path) if l.strip()]
+SIZES = ["117k", "1m", "10m"]
+
+
+def by(stage):
+    return [r for r in rows if r["stage"] == stage]
+
+
+def order(size):
+    return SIZES.index(size) if size in SIZES else len(SIZES)
+
+
+out = []
+w = out.append
+w("# Scale: 117k, 1M and 10M sentences on one 2-core machine (issue 43)")
+w("")
+w("Produced by `bash scripts/bench-scale.sh` (`SIZES=\"117k 1m 10m\"`; rows in `scale.jsonl`, kept")
+w("between runs, so a stopped run resumes; `REPORT_ONLY=1` rewrites this page). Questions: the 500")
+w("SQuAD **dev** questions of held-out articles (`data/squad-sent/dev-ask.jsonl`), whose articles are")
+w("in every index; nothing here reads a test split. The machine has 2 cores and was shared with other")
+w("jobs (every row records the 1-minute load average): timings compare only within a table.")
+w("")
+w("## The corpora")
+w("")
+w("The natural text is the 118k-sentence index of [dense-retrieval.md](dense-retrieval.md): all 442")
+w("SQuAD v1.1 train articles and every WikiQA document. Larger sizes add **distractors**")
+w("(`bench/scale_corpus.py`): a natural document other than the held-out dev articles, its numbers")
+w("and its capitalised words (after a sentence's first) each replaced by one drawn at random from all")
+w("such tokens of the text. A distractor sentence containing any benchmark question's answer")
+w("(case-insensitively, as `eval-ask` judges) is dropped, so no answer is in a distractor; they read")
+w("like the articles and share their titles, which makes them hard negatives for BM25 and vectors alike.")
+w("")
+w("| size | natural sentences | distractor sentences | distractor sentences dropped for holding an answer |")
+w("|---|---|---|---|")
+for r in sorted(by("corpus"), key=lambda r: order(r["size"])):
+    w(f"| {r['size']} | {r['natural_sentences']} | {r['distractor_sentences']} | {r['dropped_for_an_answer']} |")
+w("")
+w("## Building")
+w("")
+w("`ansel index` shard by shard (100k sentences a shard, 1000 documents a commit), each under")
+w("`/usr/bin/time`: seconds summed over the shards, the largest peak RSS of any shard; `dense` also")
+w("encodes every sentence with `minilm-l6-cosine` (int8 ONNX, 384 components) and builds the HNSW graph")
+w("(`ansel index` builds it at the commit that reaches 50k vectors and extends it when the vectors")
+w("outside it reach a quarter of those in it).")
+w("")
+w("| size | index | shards | sentences/s | minutes | peak RSS MB | disk MB | vectors MB | graph MB | vectors in the graph |")
+w("|---|---|---|---|---|---|---|---|---|---|")
+builds = defaultdict(list)
+for r in by("build"):
+    builds[(r["size"], r["index"])].append(r)
+disks = {(r["size"], r["index"]): r for r in by("disk")}
+corpus = {r["size"]: r for r in by("corpus")}
+for (size, kind), rs in sorted(builds.items(), key=lambda kv: (order(kv[0][0]), kv[0][1])):
+    seconds = sum(r["seconds"] for r in rs)
+    rss = max(r["peak_rss_mb"] for r in rs)
+    shards = len(corpus.get(size, {}).get("shards", [])) or "?"
+    d = disks.get((size, kind))
+    done = d is not None
+    sentences = corpus.get(size, {}).get("sentences")
+    rate = f"{sentences / seconds:.0f}" if done and sentences else ""
+    cells = [f"{d['disk_mb']:.0f}", f"{d['vectors_mb']:.0f}", f"{d['graph_mb']:.0f}", str(d["graph_vectors"])] if d else ["(building)", "", "", ""]
+    w(f"| {size} | {kind} | {len(rs)} of {shards} | {rate} | {seconds / 60:.1f} | {rss} | " + " | ".join(cells) + " |")
+w("")
+w("## Answering")
+w("")
+w("`ansel eval-ask --retriever R --reader none` (retrieve 20, the student keeps 2, MPNet reranks):")
+w("P@1 (the first answer holds the answer text), R@20 (a retrieved sentence holds it), milliseconds")
+w("per question, and the peak RSS of the whole process (index, vectors, graph, both models).")
+w("")
+w("| size | retriever | P@1 | R@20 | MRR | p50 ms | p99 ms | peak RSS MB |")
+w("|---|---|---|---|---|---|---|---|")
+for r in sorted(by("ask"), key=lambda r: (order(r["size"]), r["retriever"])):
+    w(f"| {r['size']} | {r['retriever']} | {r['P@1']:.3f} | {r['R@20']:.3f} | {r['MRR']:.3f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['eval_peak_rss_mb']} |")
+w("")
+w("## The graph against the exact search")
+w("")
+w("`ansel-lab graph-bench`: each question's best 100 vectors by the exact search (every vector) and")
+w("by the graph considering `expansion` candidates (the default is 200); recall of the exact best 100")
+w("and best 20, and the search's own time (the question already encoded).")
+w("")
+w("| size | search | expansion | recall@100 | recall@20 | p50 ms | p99 ms |")
+w("|---|---|---|---|---|---|---|")
+for r in sorted(by("graph"), key=lambda r: (order(r["size"]), r["method"] != "exact", r.get("expansion") or 0)):
+    w(f"| {r['size']} | {r['method']} | {r.get('expansion') or ''} | {r['recall_at_depth']:.3f} | {r['recall_at_20']:.3f} | {r['search_p50_ms']:.2f} | {r['search_p99_ms']:.2f} |")
+w("")
+w("## Two HNSW crates")
+w("")
+w("`bench/ann-compare` (a program outside the workspace, so CI never builds hnsw_rs) builds a graph of")
+w("the same vectors with each crate, the same parameters (16 neighbours a node, 128 candidates while")
+w("adding) on 2 threads: usearch as ansel does (int8 components by cosine, SIMD kernels chosen at run")
+w("time) and hnsw_rs (f32 components by cosine, without its optional `simdeez_f` SIMD feature); recall of")
+w("the exact best 100 and best 20 (f32, over every vector) for 200 questions, and search times. hnsw_rs's")
+w("size is estimated (f32 vectors and base-layer lists); usearch's is the file ansel writes.")
+w("")
+w("| size | crate | build s | MB | expansion | recall@100 | recall@20 | p50 ms | p99 ms |")
+w("|---|---|---|---|---|---|---|---|---|")
+for r in sorted(by("ann-compare"), key=lambda r: (order(r["size"]), r["crate"], r["expansion"])):
+    w(f"| {r['size']} | {r['crate']} | {r['build_seconds']:.0f} | {r['graph_bytes'] / 1e6:.0f} | {r['expansion']} | {r['recall_at_100']:.3f} | {r['recall_at_20']:.3f} | {r['search_p50_ms']:.2f} | {r['search_p99_ms']:.2f} |")
+w("")
+with open(page_path, "w") as f:
+    f.write("\n".join(out))
