@@ -14,6 +14,9 @@
 #    bench/ann-compare: usearch (what ansel builds) against hnsw_rs on the same vectors.
 # Rows already in the .jsonl are kept (the script resumes); REPORT_ONLY=1 rewrites the page.
 set -euo pipefail
+# The whole script is one function, read before it runs: editing the file while a long run goes on
+# cannot change what that run does.
+main() {
 cd "$(dirname "$0")/.."
 ansel=target/release/ansel
 lab=target/release/ansel-lab
@@ -82,6 +85,20 @@ evaluate() { # size kind retriever
 }
 
 if [ -z "${REPORT_ONLY:-}" ]; then
+  # The encoding rate of `index --dense`: the 4161 sentences of the dev articles, one text a run
+  # (ANSEL_INT8_BATCH=1, as before) against the default batches, back to back, three rounds.
+  for round in 1 2 3; do
+    for batch in 1 default; do
+      have stage encode-rate batch "$batch" round "$round" && continue
+      rm -rf "$work/encode-probe"
+      settings=()
+      [ "$batch" = 1 ] && settings=(ANSEL_INT8_BATCH=1)
+      env "${settings[@]}" /usr/bin/time -f '%e %U %S %M' -o "$work/encode-time" "$ansel" index \
+        --index "$work/encode-probe" --dense "$encoder" data/squad-sent/dev-docs.jsonl >/dev/null
+      python3 -c 'import json,sys; e,u,s,m=map(float, open(sys.argv[1]).read().split()[-4:]); n=json.load(open(sys.argv[2]))["dense"]["count"]; print(json.dumps({"sentences": n, "wall_s": e, "cpu_s": u+s, "sentences_per_s": n/e, "sentences_per_cpu_s": n/(u+s), "peak_rss_mb": round(m/1024)}))' \
+        "$work/encode-time" "$work/encode-probe/ansel-index.json" | record stage encode-rate batch "$batch" round "$round"
+    done
+  done
   for size in ${SIZES:-117k 1m}; do
     case $size in
       117k) sentences=1 ;;  # the natural documents alone
@@ -120,3 +137,5 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   done
 fi
 python3 scripts/scale-report.py "$rows" docs/results/scale.md
+}
+main "$@"; exit $?

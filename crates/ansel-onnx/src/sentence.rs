@@ -67,6 +67,15 @@ impl SentenceRanker {
         })
     }
 
+    /// Runs `texts` texts through the graph together from now on. For an int8 graph a text's
+    /// vector then depends slightly on the texts batched with it (activations are quantized
+    /// with one scale per batch): right for indexing many texts, where it is measured to stay
+    /// within cosine 0.99 of float32, not for scores that must be each pair's own.
+    pub fn with_batch_size(mut self, texts: usize) -> SentenceRanker {
+        self.batch_size = texts.max(1);
+        self
+    }
+
     /// Components of a vector.
     pub fn dim(&self) -> usize {
         self.dim

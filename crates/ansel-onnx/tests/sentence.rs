@@ -162,4 +162,17 @@ fn the_minilm_sentence_encoder_keeps_its_vectors_in_int8() {
         let c = cosine(v, e);
         assert!(c >= 0.99, "{text:?}: int8 vector at cosine {c} to float32");
     }
+    // Batched as indexing runs it: each text's activations quantized with its batch's scale.
+    let batched = load(&tmp.path().join("int8"))
+        .with_batch_size(32)
+        .encode(&texts)
+        .unwrap();
+    for ((text, v), e) in texts.iter().zip(&batched).zip(&expected) {
+        let c = cosine(v, e);
+        assert!(
+            c >= 0.99,
+            "{text:?}: batched int8 vector at cosine {c} to float32"
+        );
+    }
+    assert_ne!(batched, vectors, "the batch shares its quantization scales");
 }
