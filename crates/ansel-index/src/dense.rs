@@ -461,11 +461,12 @@ impl Block {
     }
 
     /// The inner product of row `i` with the query.
+    #[inline(always)]
     fn score(&self, i: usize, dim: usize, query: &Query) -> f32 {
         match self {
             Block::F32 { values } => dot_f32(&values[i * dim..(i + 1) * dim], &query.f32),
             Block::Int8 { values, scales } => {
-                dot_i8(&values[i * dim..(i + 1) * dim], &query.i8.1) as f32 * scales[i] * query.i8.0
+                int8_score(&values[i * dim..(i + 1) * dim], scales[i], query)
             }
         }
     }
@@ -647,20 +648,24 @@ unsafe fn block_scores_avx2(block: &Block, dim: usize, query: &Query, out: &mut 
 
 #[inline(always)]
 fn block_scores_plain(block: &Block, dim: usize, query: &Query, out: &mut Vec<f32>) {
+    // Rows by chunks, not by index: a third faster than `Block::score` row by row.
     match block {
         Block::F32 { values } => {
             out.extend(values.chunks_exact(dim).map(|row| dot_f32(row, &query.f32)));
         }
-        Block::Int8 { values, scales } => {
-            let (q_scale, q) = (&query.i8.0, &query.i8.1);
-            out.extend(
-                values
-                    .chunks_exact(dim)
-                    .zip(scales)
-                    .map(|(row, s)| dot_i8(row, q) as f32 * s * q_scale),
-            );
-        }
+        Block::Int8 { values, scales } => out.extend(
+            values
+                .chunks_exact(dim)
+                .zip(scales)
+                .map(|(row, &scale)| int8_score(row, scale, query)),
+        ),
     }
+}
+
+/// The inner product of an int8 row (with its scale) and the query.
+#[inline(always)]
+fn int8_score(row: &[i8], scale: f32, query: &Query) -> f32 {
+    dot_i8(row, &query.i8.1) as f32 * scale * query.i8.0
 }
 
 #[inline(always)]
