@@ -16,7 +16,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pyo3::create_exception!(
@@ -139,8 +139,9 @@ impl Ranker {
 /// The index as it stands: open for writing, or wrapped in the cascade that answers from it
 /// (built on the first question after a change, so lexical statistics see every sentence).
 enum State {
-    Open(SentenceIndex),
-    Answering(Answerer),
+    Open(Arc<SentenceIndex>),
+    /// The cascade over the index (whose retriever holds it too).
+    Answering(Answerer, Arc<SentenceIndex>),
 }
 
 /// A sentence index on disk (opened, or created when missing) and the cascade that answers
@@ -164,9 +165,8 @@ impl Index {
     fn writing<T>(&self, f: impl FnOnce(&SentenceIndex) -> anyhow::Result<T>) -> PyResult<T> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let index = match state.take() {
-            Some(State::Open(index)) => index,
-            Some(State::Answering(answerer)) => answerer.index,
-            None => open_index(&self.options.index, None).map_err(to_py)?,
+            Some(State::Open(index) | State::Answering(_, index)) => index,
+            None => Arc::new(open_index(&self.options.index, None).map_err(to_py)?),
         };
         let result = f(&index);
         *state = Some(State::Open(index));
@@ -216,7 +216,7 @@ impl Index {
         Ok(Index {
             options,
             dense,
-            state: Mutex::new(Some(State::Open(index))),
+            state: Mutex::new(Some(State::Open(Arc::new(index)))),
         })
     }
 
@@ -319,10 +319,19 @@ impl Index {
         let retriever = retriever.map(parse_retriever).transpose()?;
         let answers = py.detach(|| {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let answerer = match state.take() {
-                Some(State::Answering(answerer)) => answerer,
-                Some(State::Open(index)) => self.options.answerer_over(index).map_err(to_py)?,
-                None => self.options.answerer().map_err(to_py)?,
+            let (answerer, index) = match state.take() {
+                Some(State::Answering(answerer, index)) => (answerer, index),
+                Some(State::Open(index)) => (
+                    self.options.answerer_over(index.clone()).map_err(to_py)?,
+                    index,
+                ),
+                None => {
+                    let index = Arc::new(self.options.open_checked().map_err(to_py)?);
+                    (
+                        self.options.answerer_over(index.clone()).map_err(to_py)?,
+                        index,
+                    )
+                }
             };
             let answers = answerer.ask(&Ask {
                 question,
@@ -331,7 +340,7 @@ impl Index {
                 retriever,
                 spans,
             });
-            *state = Some(State::Answering(answerer));
+            *state = Some(State::Answering(answerer, index));
             answers.map_err(|e| to_py(e.into()))
         })?;
         let list = PyList::empty(py);

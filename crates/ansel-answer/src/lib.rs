@@ -22,11 +22,11 @@ pub mod calibration;
 pub mod retrieval;
 pub mod span;
 
-pub use retrieval::{Retrieval, Retriever};
+pub use retrieval::{IndexRetriever, Retrieval, Retriever};
 pub use span::{AnswerReader, Span, DEFAULT_SPANS};
 
 use ansel_data::{Candidate, DocContext, Question};
-use ansel_index::{IndexError, SentenceIndex, SentenceRecord};
+use ansel_index::{IndexError, SentenceRecord};
 use ansel_model::{ModelError, Ranker};
 use std::time::{Duration, Instant};
 
@@ -107,10 +107,9 @@ pub struct Answers {
 
 /// Answers questions over an index with a cascade.
 pub struct Answerer {
-    pub index: SentenceIndex,
     /// How candidates are found: BM25 unless the index has vectors and the retriever is set
     /// to use them.
-    pub retriever: Retriever,
+    pub retriever: Box<dyn Retriever>,
     pub cascade: Cascade,
     /// Finds the answer span in each answer sentence of questions that ask for spans.
     pub reader: Option<AnswerReader>,
@@ -178,10 +177,12 @@ impl Answerer {
     }
 
     fn retrieve(&self, ask: &Ask, start: Instant) -> Result<Pending, AnswerError> {
-        let kind = ask.retriever.unwrap_or(self.retriever.default);
-        let hits =
-            self.retriever
-                .retrieve(&self.index, &ask.question, kind, self.cascade.retrieve)?;
+        let kind = ask
+            .retriever
+            .unwrap_or_else(|| self.retriever.default_retrieval());
+        let hits = self
+            .retriever
+            .retrieve(&ask.question, kind, self.cascade.retrieve)?;
         let order = hits
             .iter()
             .enumerate()

@@ -4,14 +4,16 @@
 //! - [`Retrieval::Dense`]: the question's vector (by the sentence encoder that made the index's
 //!   vectors) against every record's, by inner product (cosine: vectors are unit length);
 //! - [`Retrieval::Hybrid`]: reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009:
-//!   `sum 1 / (k + rank)`, k = 60) of BM25's best [`Retriever::fusion_depth`] and the dense
-//!   retriever's best as many, of which the best `retrieve` go on.
+//!   `sum 1 / (k + rank)`, k = 60) of BM25's best `fusion_depth` and the dense retriever's best
+//!   as many, of which the best `retrieve` go on.
+//!
+//! [`Retriever`] is where a search engine plugs in; [`IndexRetriever`] is ansel's own index.
 //!
 //! Dense and hybrid retrieval need an index made with vectors (`ansel index --dense MODEL`);
 //! on any other index they are refused ([`IndexError::NoVectors`]).
 
 use crate::AnswerError;
-use ansel_index::{Encoder, Hit, IndexError, Scored, SentenceIndex, UnitId};
+use ansel_index::{Encoder, Hit, IndexError, IndexStats, Scored, SentenceIndex, Unit, UnitId};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -65,28 +67,53 @@ pub const RRF_K: f32 = 60.0;
 /// (at least the number retrieved).
 pub const DEFAULT_FUSION_DEPTH: usize = 100;
 
-/// Finds candidates for questions: BM25 always; dense and hybrid retrieval with the encoder of
-/// the index's vectors.
-pub struct Retriever {
+/// Where a question's candidates come from: the one place a search engine plugs into the
+/// cascade. [`IndexRetriever`] searches ansel's own index (tantivy BM25 and the vectors beside
+/// it); an engine elsewhere (a Solr or OpenSearch cluster) is another implementation that
+/// returns the same [`Hit`]s: records with their context.
+pub trait Retriever: Send + Sync {
     /// What a question that does not choose gets.
-    pub default: Retrieval,
+    fn default_retrieval(&self) -> Retrieval;
+    /// Refuses `kind` when this retriever cannot serve it (no vectors, or no encoder loaded).
+    fn check(&self, kind: Retrieval) -> Result<(), AnswerError>;
+    /// The `limit` best records for `question` by `kind`, best first.
+    fn retrieve(
+        &self,
+        question: &str,
+        kind: Retrieval,
+        limit: usize,
+    ) -> Result<Vec<Hit>, AnswerError>;
+    /// Documents and records searched.
+    fn stats(&self) -> Result<IndexStats, AnswerError>;
+    /// What its records are: sentences or passages.
+    fn unit(&self) -> Unit;
+    /// What it searches, as its errors name it (`index DIR`).
+    fn source(&self) -> String;
+
+    /// Whether questions may ask for the dense and hybrid retrievers.
+    fn offers_dense(&self) -> bool {
+        self.check(Retrieval::Dense).is_ok()
+    }
+}
+
+/// Finds candidates in an ansel index: BM25 always; dense and hybrid retrieval with the encoder
+/// of the index's vectors.
+pub struct IndexRetriever {
+    index: Arc<SentenceIndex>,
+    /// What a question that does not choose gets.
+    default: Retrieval,
     /// Encodes questions for the dense and hybrid retrievers: the model that made the index's
     /// vectors. `None`: only BM25 is offered.
     encoder: Option<Arc<dyn Encoder>>,
     /// Records each retriever puts into a hybrid fusion (raised to the number retrieved).
-    pub fusion_depth: usize,
+    fusion_depth: usize,
 }
 
-impl Default for Retriever {
-    fn default() -> Self {
-        Retriever::bm25()
-    }
-}
-
-impl Retriever {
+impl IndexRetriever {
     /// BM25 alone.
-    pub fn bm25() -> Retriever {
-        Retriever {
+    pub fn bm25(index: Arc<SentenceIndex>) -> IndexRetriever {
+        IndexRetriever {
+            index,
             default: Retrieval::Bm25,
             encoder: None,
             fusion_depth: DEFAULT_FUSION_DEPTH,
@@ -98,76 +125,34 @@ impl Retriever {
     /// dense and hybrid retrieval; a `default` that needs vectors on an index without them is
     /// refused here, before any question.
     pub fn new(
-        index: &SentenceIndex,
+        index: Arc<SentenceIndex>,
         default: Retrieval,
         encoder: Option<Arc<dyn Encoder>>,
         fusion_depth: usize,
-    ) -> Result<Retriever, AnswerError> {
-        let retriever = Retriever {
+    ) -> Result<IndexRetriever, AnswerError> {
+        let retriever = IndexRetriever {
+            index,
             default,
             encoder,
             fusion_depth,
         };
-        retriever.check(index, default)?;
+        retriever.check(default)?;
         if default.needs_vectors() {
             // Reads and checks every vector file now, so a bad one stops the start, named.
-            index.snapshot().check_vectors()?;
+            retriever.index.snapshot().check_vectors()?;
         }
         Ok(retriever)
     }
 
-    /// Refuses `kind` when this retriever cannot serve it over `index`: no vectors there, or no
-    /// encoder loaded.
-    pub fn check(&self, index: &SentenceIndex, kind: Retrieval) -> Result<(), AnswerError> {
-        if !kind.needs_vectors() {
-            return Ok(());
-        }
-        if index.dense_settings()?.is_none() {
-            return Err(IndexError::NoVectors(index.dir().to_path_buf()).into());
-        }
-        if self.encoder.is_none() {
-            return Err(AnswerError::NoEncoder { retriever: kind });
-        }
-        Ok(())
-    }
-
-    /// Whether questions may ask for the dense and hybrid retrievers.
-    pub fn offers_dense(&self) -> bool {
-        self.encoder.is_some()
-    }
-
-    /// The `limit` best records of `index` for `question` by `kind`, best first.
-    pub fn retrieve(
-        &self,
-        index: &SentenceIndex,
-        question: &str,
-        kind: Retrieval,
-        limit: usize,
-    ) -> Result<Vec<Hit>, AnswerError> {
-        let snapshot = index.snapshot();
-        let found = match kind {
-            Retrieval::Bm25 => snapshot.bm25(question, limit)?,
-            Retrieval::Dense => snapshot.dense(&self.encode(index, question, kind)?, limit)?,
-            Retrieval::Hybrid => {
-                let depth = self.fusion_depth.max(limit);
-                let vector = self.encode(index, question, kind)?;
-                let lexical = snapshot.bm25(question, depth)?;
-                let dense = snapshot.dense(&vector, depth)?;
-                reciprocal_rank_fusion(&[&lexical, &dense], RRF_K, limit)
-            }
-        };
-        Ok(snapshot.hits(&found)?)
+    /// The index it searches.
+    pub fn index(&self) -> &Arc<SentenceIndex> {
+        &self.index
     }
 
     /// The question's vector.
-    fn encode(
-        &self,
-        index: &SentenceIndex,
-        question: &str,
-        kind: Retrieval,
-    ) -> Result<Vec<f32>, AnswerError> {
+    fn encode(&self, question: &str, kind: Retrieval) -> Result<Vec<f32>, AnswerError> {
         let Some(encoder) = self.encoder.as_ref() else {
-            self.check(index, kind)?;
+            self.check(kind)?;
             return Err(AnswerError::NoEncoder { retriever: kind });
         };
         let failed = |message: String| AnswerError::Encoder {
@@ -179,6 +164,62 @@ impl Retriever {
             .map_err(failed)?
             .pop()
             .ok_or_else(|| failed("returned no vector".into()))
+    }
+}
+
+impl Retriever for IndexRetriever {
+    fn default_retrieval(&self) -> Retrieval {
+        self.default
+    }
+
+    fn check(&self, kind: Retrieval) -> Result<(), AnswerError> {
+        if !kind.needs_vectors() {
+            return Ok(());
+        }
+        if self.index.dense_settings()?.is_none() {
+            return Err(IndexError::NoVectors(self.index.dir().to_path_buf()).into());
+        }
+        if self.encoder.is_none() {
+            return Err(AnswerError::NoEncoder { retriever: kind });
+        }
+        Ok(())
+    }
+
+    fn offers_dense(&self) -> bool {
+        self.encoder.is_some()
+    }
+
+    fn retrieve(
+        &self,
+        question: &str,
+        kind: Retrieval,
+        limit: usize,
+    ) -> Result<Vec<Hit>, AnswerError> {
+        let snapshot = self.index.snapshot();
+        let found = match kind {
+            Retrieval::Bm25 => snapshot.bm25(question, limit)?,
+            Retrieval::Dense => snapshot.dense(&self.encode(question, kind)?, limit)?,
+            Retrieval::Hybrid => {
+                let depth = self.fusion_depth.max(limit);
+                let vector = self.encode(question, kind)?;
+                let lexical = snapshot.bm25(question, depth)?;
+                let dense = snapshot.dense(&vector, depth)?;
+                reciprocal_rank_fusion(&[&lexical, &dense], RRF_K, limit)
+            }
+        };
+        Ok(snapshot.hits(&found)?)
+    }
+
+    fn stats(&self) -> Result<IndexStats, AnswerError> {
+        Ok(self.index.stats()?)
+    }
+
+    fn unit(&self) -> Unit {
+        self.index.unit()
+    }
+
+    fn source(&self) -> String {
+        format!("index {}", self.index.dir().display())
     }
 }
 

@@ -1,6 +1,11 @@
 use super::*;
-use ansel_index::Document;
-use std::sync::Mutex;
+use ansel_index::{Document, SentenceIndex};
+use std::sync::{Arc, Mutex};
+
+/// BM25 over `index`, as an answerer takes it.
+fn bm25(index: SentenceIndex) -> Box<dyn Retriever> {
+    Box::new(IndexRetriever::bm25(Arc::new(index)))
+}
 
 /// Scores a candidate by its length in bytes and records each batch it sees.
 struct LengthRanker {
@@ -82,8 +87,7 @@ fn ask(question: &str, budget: Option<Duration>) -> Ask {
 fn prune_keeps_the_best_and_rerank_orders_them_with_context() {
     let dir = tempfile::tempdir().unwrap();
     let answerer = Answerer {
-        index: bee_index(dir.path()),
-        retriever: Retriever::bm25(),
+        retriever: bm25(bee_index(dir.path())),
         cascade: Cascade {
             retrieve: 20,
             prune: Some((Box::new(LengthRanker::new()), 4)),
@@ -148,8 +152,7 @@ fn questions_asked_together_are_scored_together() {
         }
     }
     let answerer = Answerer {
-        index: bee_index(dir.path()),
-        retriever: Retriever::bm25(),
+        retriever: bm25(bee_index(dir.path())),
         cascade: Cascade {
             retrieve: 5,
             prune: None,
@@ -172,8 +175,7 @@ fn questions_asked_together_are_scored_together() {
 fn a_spent_budget_skips_reranking_and_keeps_the_pruned_order() {
     let dir = tempfile::tempdir().unwrap();
     let answerer = Answerer {
-        index: bee_index(dir.path()),
-        retriever: Retriever::bm25(),
+        retriever: bm25(bee_index(dir.path())),
         cascade: Cascade {
             retrieve: 20,
             prune: Some((Box::new(LengthRanker::new()), 5)),
@@ -205,8 +207,7 @@ fn a_model_returning_the_wrong_number_of_scores_is_an_error() {
     let mut broken = LengthRanker::new();
     broken.extra_scores = 1;
     let answerer = Answerer {
-        index: bee_index(dir.path()),
-        retriever: Retriever::bm25(),
+        retriever: bm25(bee_index(dir.path())),
         cascade: Cascade {
             retrieve: 5,
             prune: None,
@@ -308,10 +309,10 @@ fn dense_and_hybrid_retrieval_find_a_paraphrase_that_bm25_misses() {
     let dir = tempfile::tempdir().unwrap();
     let index = paraphrase_index(dir.path());
     let encoder: std::sync::Arc<dyn ansel_index::Encoder> = std::sync::Arc::new(SynonymEncoder);
-    let retriever = Retriever::new(&index, Retrieval::Hybrid, Some(encoder), 100).unwrap();
+    let retriever =
+        IndexRetriever::new(Arc::new(index), Retrieval::Hybrid, Some(encoder), 100).unwrap();
     let answerer = Answerer {
-        index,
-        retriever,
+        retriever: Box::new(retriever),
         cascade: Cascade {
             retrieve: 2,
             prune: None,
@@ -357,9 +358,11 @@ fn dense_and_hybrid_retrieval_find_a_paraphrase_that_bm25_misses() {
 #[test]
 fn dense_retrieval_over_an_index_without_vectors_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let index = bee_index(dir.path());
+    let index = Arc::new(bee_index(dir.path()));
     for kind in [Retrieval::Dense, Retrieval::Hybrid] {
-        let err = Retriever::new(&index, kind, None, 100).err().unwrap();
+        let err = IndexRetriever::new(index.clone(), kind, None, 100)
+            .err()
+            .unwrap();
         assert!(
             err.to_string().contains("has no dense vectors")
                 && err.to_string().contains("ansel index --dense MODEL"),
@@ -368,8 +371,7 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
     }
     // A BM25 answerer asked for dense retrieval refuses that question.
     let answerer = Answerer {
-        index,
-        retriever: Retriever::bm25(),
+        retriever: Box::new(IndexRetriever::bm25(index)),
         cascade: Cascade {
             retrieve: 5,
             prune: None,
@@ -393,7 +395,7 @@ fn dense_retrieval_over_an_index_without_vectors_is_refused() {
     // With vectors but no encoder loaded, the question is refused all the same, saying why.
     let dense_dir = tempfile::tempdir().unwrap();
     let answerer = Answerer {
-        index: paraphrase_index(dense_dir.path()),
+        retriever: bm25(paraphrase_index(dense_dir.path())),
         ..answerer
     };
     let err = answerer
@@ -464,8 +466,7 @@ fn the_reader_marks_spans_by_byte_offsets_and_hides_unlikely_ones() {
         dev: serde_json::Value::Null,
     };
     let answerer = Answerer {
-        index: bee_index(dir.path()),
-        retriever: Retriever::bm25(),
+        retriever: bm25(bee_index(dir.path())),
         cascade: Cascade {
             retrieve: 20,
             prune: None,

@@ -4,7 +4,9 @@
 //! and the whole hybrid retrieval (both searches, the fusion, reading the records).
 
 use ansel::answering::read_labelled;
-use ansel_answer::retrieval::{reciprocal_rank_fusion, Retrieval, Retriever, RRF_K};
+use ansel_answer::retrieval::{
+    reciprocal_rank_fusion, IndexRetriever, Retrieval, Retriever, RRF_K,
+};
 use ansel_index::{SentenceIndex, VectorFormat};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -55,10 +57,10 @@ pub struct DenseBenchArgs {
 /// One index under test and its timings (ms), question by question.
 struct Timed {
     path: PathBuf,
-    index: SentenceIndex,
+    index: std::sync::Arc<SentenceIndex>,
     settings: ansel_index::DenseSettings,
     encoder: std::sync::Arc<dyn ansel_index::Encoder>,
-    retriever: Retriever,
+    retriever: IndexRetriever,
     load_ms: f64,
     encode: Vec<f64>,
     dense: Vec<f64>,
@@ -69,7 +71,7 @@ struct Timed {
 
 impl Timed {
     fn open(path: &std::path::Path, depth: usize, retrieve: usize, warm: &str) -> Result<Timed> {
-        let index = SentenceIndex::open(path)?;
+        let index = std::sync::Arc::new(SentenceIndex::open(path)?);
         let Some(settings) = index.dense_settings()? else {
             bail!("{}: no dense vectors", path.display());
         };
@@ -77,10 +79,15 @@ impl Timed {
         let start = Instant::now();
         index.snapshot().check_vectors()?;
         let load_ms = start.elapsed().as_secs_f64() * 1e3;
-        let retriever = Retriever::new(&index, Retrieval::Hybrid, Some(encoder.clone()), depth)?;
+        let retriever = IndexRetriever::new(
+            index.clone(),
+            Retrieval::Hybrid,
+            Some(encoder.clone()),
+            depth,
+        )?;
         // One question first: lazily built state (tokenizer, libtorch, caches) is not timed.
         encoder.encode(&[warm]).map_err(anyhow::Error::msg)?;
-        retriever.retrieve(&index, warm, Retrieval::Hybrid, retrieve)?;
+        retriever.retrieve(warm, Retrieval::Hybrid, retrieve)?;
         Ok(Timed {
             path: path.to_path_buf(),
             index,
@@ -120,7 +127,7 @@ impl Timed {
         let t = Instant::now();
         let hits = self
             .retriever
-            .retrieve(&self.index, question, Retrieval::Hybrid, retrieve)?;
+            .retrieve(question, Retrieval::Hybrid, retrieve)?;
         self.hybrid.push(ms(t));
         std::hint::black_box(hits);
         Ok(())

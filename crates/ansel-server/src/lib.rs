@@ -1003,12 +1003,11 @@ async fn ask(
         }
         if let Some(kind) = request.retriever {
             let answerer = &state.answerer;
-            if let Err(e) = answerer.retriever.check(&answerer.index, kind) {
+            if let Err(e) = answerer.retriever.check(kind) {
                 // The server's own path is none of the client's business.
-                let message = e.to_string().replace(
-                    &format!("index {}:", answerer.index.dir().display()),
-                    "this index",
-                );
+                let message = e
+                    .to_string()
+                    .replace(&format!("{}:", answerer.retriever.source()), "this index");
                 return Err(ApiError::validation(format!("`retriever`: {message}")));
             }
         }
@@ -1066,7 +1065,7 @@ struct Health {
 )]
 async fn health(State(state): State<Arc<AppState>>) -> Response {
     measured(&state, "/health", async {
-        let stats = state.answerer.index.stats().map_err(|e| {
+        let stats = state.answerer.retriever.stats().map_err(|e| {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "Unhealthy", e.to_string())
         })?;
         let cascade = &state.answerer.cascade;
@@ -1075,7 +1074,7 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
             documents: stats.documents,
             sentences: stats.sentences,
             retrieve: cascade.retrieve,
-            retriever: state.answerer.retriever.default,
+            retriever: state.answerer.retriever.default_retrieval(),
             retrievers: if state.answerer.retriever.offers_dense() {
                 vec![Retrieval::Bm25, Retrieval::Dense, Retrieval::Hybrid]
             } else {
@@ -1102,7 +1101,7 @@ async fn health(State(state): State<Arc<AppState>>) -> Response {
     responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")),
 )]
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    let stats = state.answerer.index.stats().ok();
+    let stats = state.answerer.retriever.stats().ok();
     let documents = stats.map_or(f64::NAN, |s| s.documents as f64);
     let sentences = stats.map_or(f64::NAN, |s| s.sentences as f64);
     let text = state.metrics.render(&[

@@ -35,8 +35,9 @@ fn bee_answerer(dir: &std::path::Path, rerank: Box<dyn ansel_model::Ranker>) -> 
     writer.commit().unwrap();
     index.reload().unwrap();
     Answerer {
-        index,
-        retriever: ansel_answer::Retriever::bm25(),
+        retriever: Box::new(ansel_answer::IndexRetriever::bm25(std::sync::Arc::new(
+            index,
+        ))),
         cascade: Cascade {
             retrieve: 10,
             prune: None,

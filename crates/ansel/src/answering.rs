@@ -5,12 +5,13 @@
 use crate::models;
 use ansel_answer::calibration::Calibration;
 use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
-use ansel_answer::{AnswerReader, Answerer, Cascade, Retrieval, Retriever};
+use ansel_answer::{AnswerReader, Answerer, Cascade, IndexRetriever, Retrieval};
 use ansel_data::Question;
 use ansel_index::{IndexError, SentenceIndex};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Candidates the reranker scores between two checks of the time budget.
 const RERANK_CHUNK: usize = 8;
@@ -145,7 +146,7 @@ impl CascadeOptions {
 
     /// The retriever over `index`: refused, before any model loads, when it needs vectors the
     /// index lacks; with the index's encoder when it is needed (or may be asked for).
-    pub fn retriever(&self, index: &SentenceIndex) -> Result<Retriever> {
+    pub fn retriever(&self, index: Arc<SentenceIndex>) -> Result<IndexRetriever> {
         let has_vectors = index.dense_settings()?.is_some();
         // Hybrid found the answer sentence more often than BM25 alone on large indexes, at a
         // latency within the default's bound (docs/results/dense-retrieval.md).
@@ -158,12 +159,12 @@ impl CascadeOptions {
             return Err(IndexError::NoVectors(index.dir().to_path_buf()).into());
         }
         let encoder = if kind.needs_vectors() || (self.dense_on_request && has_vectors) {
-            Some(crate::dense::query_encoder(index)?)
+            Some(crate::dense::query_encoder(&index)?)
         } else {
             None
         };
         let offers_dense = encoder.is_some();
-        let retriever = Retriever::new(index, kind, encoder, self.fusion_depth)?;
+        let retriever = IndexRetriever::new(index.clone(), kind, encoder, self.fusion_depth)?;
         if offers_dense {
             // Read and check the vectors now: a bad file stops the start, not a later question.
             index.snapshot().check_vectors()?;
@@ -176,15 +177,20 @@ impl CascadeOptions {
     /// reads them is offered, below) and builds the cascade; lexical models take their term
     /// statistics from every sentence in the index.
     pub fn answerer(&self) -> Result<Answerer> {
+        self.answerer_over(Arc::new(self.open_checked()?))
+    }
+
+    /// The index, opened and its files checked (a damaged one is an error naming the file).
+    pub fn open_checked(&self) -> Result<SentenceIndex> {
         let index = SentenceIndex::open(&self.index)?;
         index.check(false)?;
-        self.answerer_over(index)
+        Ok(index)
     }
 
     /// The cascade over an index already open (one that is being written to, say).
-    pub fn answerer_over(&self, index: SentenceIndex) -> Result<Answerer> {
+    pub fn answerer_over(&self, index: Arc<SentenceIndex>) -> Result<Answerer> {
         self.check()?;
-        let retriever = self.retriever(&index)?;
+        let retriever = self.retriever(index.clone())?;
         let corpus = [Question::over_texts(
             "index",
             "",
@@ -201,8 +207,7 @@ impl CascadeOptions {
         let rerank = models::resolve(&self.model, &corpus).context("answer model")?;
         let reader = optional_reader(self.reader.as_deref())?;
         Ok(Answerer {
-            index,
-            retriever,
+            retriever: Box::new(retriever),
             cascade: Cascade {
                 retrieve: self.retrieve,
                 prune,

@@ -67,7 +67,7 @@ pub fn run(mut args: AskArgs) -> Result<()> {
         let judged = calibration
             .as_ref()
             .map(|c| (c.judge(&answers), c.abstain_below));
-        let unit = answerer.index.unit().name();
+        let unit = answerer.retriever.unit().name();
         print!("{}", render(&answers, judged.as_ref(), unit));
     }
     Ok(())

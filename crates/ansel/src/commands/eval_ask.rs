@@ -117,11 +117,11 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
     let report = Report {
         model: args.cascade.model.clone(),
         prune_model: args.cascade.prune_model.clone(),
-        retriever: answerer.retriever.default.name(),
+        retriever: answerer.retriever.default_retrieval().name(),
         retrieve: args.cascade.retrieve,
         keep: args.cascade.keep,
         budget_ms: args.budget_ms,
-        index_sentences: answerer.index.stats()?.sentences,
+        index_sentences: answerer.retriever.stats()?.sentences,
         questions: labelled.len(),
         precision_at_1: reciprocal_ranks.iter().filter(|&&rr| rr == 1.0).count() as f64 / n,
         mrr: reciprocal_ranks.iter().sum::<f64>() / n,
