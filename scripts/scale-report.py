@@ -37,7 +37,7 @@ w("such tokens of the text. A distractor sentence containing any benchmark quest
 w("(case-insensitively, as `eval-ask` judges) is dropped, so no answer is in a distractor; they read")
 w("like the articles and share their titles, which makes them hard negatives for BM25 and vectors alike.")
 w("")
-w("| size | natural sentences | distractor sentences | distractor sentences dropped for holding an answer |")
+w("| size | natural sentences (as the generator splits them) | distractor sentences | distractor sentences dropped for holding an answer |")
 w("|---|---|---|---|")
 for r in sorted(by("corpus"), key=lambda r: order(r["size"])):
     w(f"| {r['size']} | {r['natural_sentences']} | {r['distractor_sentences']} | {r['dropped_for_an_answer']} |")
