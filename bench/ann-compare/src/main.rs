@@ -109,6 +109,26 @@ fn report(
     );
 }
 
+/// For each expansion, times `search(question, expansion)` over every question and reports.
+fn evaluate(
+    name: &str,
+    build_s: f64,
+    bytes: u64,
+    truth: &[Vec<u64>],
+    n: usize,
+    search: impl Fn(usize, usize) -> Vec<u64>,
+) {
+    for expansion in EXPANSIONS {
+        let (mut found, mut ms) = (Vec::new(), Vec::new());
+        for i in 0..truth.len() {
+            let t = Instant::now();
+            found.push(search(i, expansion));
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        report(name, build_s, bytes, expansion, truth, &found, ms, n);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, queries_path) = (&args[1], &args[2]);
@@ -158,26 +178,18 @@ fn main() {
     });
     let build = t.elapsed().as_secs_f64();
     let bytes = index.serialized_length() as u64;
-    for expansion in EXPANSIONS {
-        let (mut found, mut ms) = (Vec::new(), Vec::new());
-        for q in &queries {
-            let q8 = quantize(q);
-            let t = Instant::now();
-            let m = index.search(&q8, expansion.max(DEPTH)).unwrap();
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
-            found.push(m.keys.into_iter().take(DEPTH).collect());
-        }
-        report(
-            "usearch 2.26.6 (int8, cosine)",
-            build,
-            bytes,
-            expansion,
-            &truth,
-            &found,
-            ms,
-            n,
-        );
-    }
+    let quantized: Vec<Vec<i8>> = queries.iter().map(|q| quantize(q)).collect();
+    evaluate(
+        "usearch 2.26.6 (int8, cosine)",
+        build,
+        bytes,
+        &truth,
+        n,
+        |i, expansion| {
+            let found = index.search(&quantized[i], expansion.max(DEPTH)).unwrap();
+            found.keys.into_iter().take(DEPTH).collect()
+        },
+    );
     drop(index);
 
     // hnsw_rs, f32 by cosine (its inner-product distance asserts 1 - dot >= 0, which rounding breaks for duplicates).
@@ -199,25 +211,17 @@ fn main() {
     let build = t.elapsed().as_secs_f64();
     // Its memory: the vectors (f32) and the neighbour lists (about 2 x 16 ids of 8 bytes on the base layer).
     let bytes = (n * (4 * dim + 2 * CONNECTIVITY * 8)) as u64;
-    for expansion in EXPANSIONS {
-        let (mut found, mut ms) = (Vec::new(), Vec::new());
-        for q in &queries {
-            let t = Instant::now();
-            let m = hnsw.search(q, DEPTH, expansion.max(DEPTH));
-            ms.push(t.elapsed().as_secs_f64() * 1e3);
-            found.push(m.into_iter().map(|x| x.d_id as u64).collect());
-        }
-        report(
-            "hnsw_rs 0.3.5 (f32, cosine)",
-            build,
-            bytes,
-            expansion,
-            &truth,
-            &found,
-            ms,
-            n,
-        );
-    }
+    evaluate(
+        "hnsw_rs 0.3.5 (f32, cosine)",
+        build,
+        bytes,
+        &truth,
+        n,
+        |i, expansion| {
+            let found = hnsw.search(&queries[i], DEPTH, expansion.max(DEPTH));
+            found.into_iter().map(|x| x.d_id as u64).collect()
+        },
+    );
 }
 
 fn rayon_threads() -> rayon::ThreadPool {

@@ -70,11 +70,26 @@ fn doc(id: &str, text: &str) -> Document {
     }
 }
 
-/// Adds `docs` through a dense writer and commits.
+/// Adds `docs` through a dense writer (f32 vectors, the default graph policy) and commits.
 fn add(index: &SentenceIndex, encoder: &Arc<ToyEncoder>, docs: &[Document]) {
-    let mut writer = index
-        .dense_writer(encoder.clone(), Some(VectorFormat::F32))
-        .unwrap();
+    add_as(
+        index,
+        encoder,
+        docs,
+        VectorFormat::F32,
+        crate::GraphPolicy::default(),
+    );
+}
+
+fn add_as(
+    index: &SentenceIndex,
+    encoder: &Arc<ToyEncoder>,
+    docs: &[Document],
+    format: VectorFormat,
+    policy: crate::GraphPolicy,
+) {
+    let mut writer = index.dense_writer(encoder.clone(), Some(format)).unwrap();
+    writer.set_graph_policy(policy);
     for d in docs {
         writer.add(d).unwrap();
     }
@@ -99,10 +114,15 @@ fn nearest_to_each(index: &SentenceIndex, encoder: &ToyEncoder) -> Vec<(String, 
 }
 
 fn vector_files(dir: &Path) -> Vec<String> {
+    files_starting(dir, "vectors-")
+}
+
+/// The names of the files in `dir` that start with `prefix`, sorted.
+fn files_starting(dir: &Path, prefix: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("vectors-"))
+        .filter(|n| n.starts_with(prefix))
         .collect();
     names.sort();
     names
@@ -503,25 +523,11 @@ fn add_with_graph(
     docs: &[Document],
     policy: crate::GraphPolicy,
 ) {
-    let mut writer = index
-        .dense_writer(encoder.clone(), Some(VectorFormat::Int8))
-        .unwrap();
-    writer.set_graph_policy(policy);
-    for d in docs {
-        writer.add(d).unwrap();
-    }
-    writer.commit().unwrap();
-    index.reload().unwrap();
+    add_as(index, encoder, docs, VectorFormat::Int8, policy);
 }
 
 fn graph_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("graph-"))
-        .collect();
-    names.sort();
-    names
+    files_starting(dir, "graph-")
 }
 
 #[test]
