@@ -113,6 +113,17 @@ fn nearest_to_each(index: &SentenceIndex, encoder: &ToyEncoder) -> Vec<(String, 
         .collect()
 }
 
+/// What checking the vectors of the index in `dir` says, opened afresh each time (an open index
+/// keeps what it has read); `None` when they are whole.
+fn vectors_error(dir: &Path) -> Option<String> {
+    SentenceIndex::open(dir)
+        .unwrap()
+        .snapshot()
+        .check_vectors()
+        .err()
+        .map(|e| e.to_string())
+}
+
 fn vector_files(dir: &Path) -> Vec<String> {
     files_starting(dir, "vectors-")
 }
@@ -223,15 +234,7 @@ fn truncated_corrupt_missing_or_foreign_vector_files_are_named() {
     drop(index);
     let file = dir.path().join("vectors-0000000000.vec");
     let good = std::fs::read(&file).unwrap();
-    // Each time a freshly opened index: an open one keeps what it has read.
-    let check = || {
-        SentenceIndex::open(dir.path())
-            .unwrap()
-            .snapshot()
-            .check_vectors()
-            .err()
-            .map(|e| e.to_string())
-    };
+    let check = || vectors_error(dir.path());
     assert_eq!(check(), None);
 
     std::fs::write(&file, &good[..good.len() - 10]).unwrap();
@@ -604,14 +607,7 @@ fn a_damaged_or_missing_graph_is_named_and_a_leftover_one_removed() {
     drop(index);
     let file = dir.path().join("graph-0000000100.hnsw");
     let good = std::fs::read(&file).unwrap();
-    let check = || {
-        SentenceIndex::open(dir.path())
-            .unwrap()
-            .snapshot()
-            .check_vectors()
-            .err()
-            .map(|e| e.to_string())
-    };
+    let check = || vectors_error(dir.path());
     assert_eq!(check(), None);
     let mut flipped = good.clone();
     let middle = flipped.len() / 2;
