@@ -3,6 +3,8 @@
 
     python3 bench/general_suite.py build --squad SQUAD.json.gz --split SPLIT.json \
         [--trec-car LISTS.jsonl --trec-car-qrels QRELS] --out DIR
+    python3 bench/general_suite.py train --squad SQUAD.json.gz --split SPLIT.json --out DIR \
+        --questions N --k K     # squad-passage-train.jsonl: training lists of train articles only
 
 Writes ansel JSON lines (one question a line, candidates in first-stage order, labels 0/1), built
 only from dev material: SQuAD's *dev* articles of `ansel-lab squad-sent`'s split (split.json; its
@@ -165,6 +167,40 @@ def squad_sets(args, summary):
                          "candidates": sum(len(q["candidates"]) for q in lists)}
 
 
+def squad_train_lists(args, summary):
+    """Training lists for a general student (scripts/train-general-student.sh): questions of the
+    split's *train* articles against BM25's top `k` of the train articles' paragraphs, half typed
+    as questions and half as keywords. Dev and test articles are never read."""
+    with gzip.open(args.squad, "rt") as f:
+        data = json.load(f)["data"]
+    train_titles = set(json.load(open(args.split))["splits"]["train"]["titles"])
+    paragraphs, questions = [], []
+    for a, article in enumerate(data):
+        if article["title"] not in train_titles:
+            continue
+        for p, para in enumerate(article["paragraphs"]):
+            pid = len(paragraphs)
+            paragraphs.append({"id": f"{a}-{p}", "text": para["context"]})
+            questions += [{"id": qa["id"], "question": qa["question"], "paragraph": pid}
+                          for qa in para["qas"]]
+    rng = random.Random(11)
+    rng.shuffle(questions)
+    n = args.questions
+    index = Bm25([p["text"] for p in paragraphs])
+    own = lambda q: {q["paragraph"]}
+    natural, missed_n = ranked_lists(questions[:n], paragraphs, index, args.k,
+                                     lambda q: q["question"], own)
+    keyword, missed_k = ranked_lists(questions[n:2 * n], paragraphs, index, args.k,
+                                     lambda q: keyword_query(q["question"]), own)
+    for q in keyword:
+        q["id"] = f"kw-{q['id']}"
+    write(f"{args.out}/squad-passage-train.jsonl", natural + keyword)
+    summary["squad-passage-train"] = {
+        "questions": len(natural) + len(keyword), "articles": len(train_titles),
+        "paragraphs": len(paragraphs), "left_out_not_retrieved": missed_n + missed_k,
+        "candidates": sum(len(q["candidates"]) for q in natural + keyword)}
+
+
 def trec_car_set(args, summary):
     """The dev article fold of TREC CAR test200 lists (bench/trec_car_rerank.py lists)."""
     lists = [json.loads(line) for line in open(args.trec_car)]
@@ -190,7 +226,7 @@ def trec_car_set(args, summary):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["build"])
+    ap.add_argument("command", choices=["build", "train"])
     ap.add_argument("--squad", required=True)
     ap.add_argument("--split", required=True)
     ap.add_argument("--trec-car")
@@ -202,6 +238,11 @@ def main():
     ap.add_argument("--long-k", type=int, default=20)
     args = ap.parse_args()
     summary = {"seed": 7, "bm25": {"k1": 0.9, "b": 0.4}, "k": args.k, "long_k": args.long_k}
+    if args.command == "train":
+        summary["seed"] = 11
+        squad_train_lists(args, summary)
+        print(json.dumps(summary), file=sys.stderr)
+        return
     squad_sets(args, summary)
     if args.trec_car:
         trec_car_set(args, summary)

@@ -5,7 +5,8 @@
 
 use ansel::answering::{CascadeOptions, DEFAULT_KEEP, DEFAULT_RETRIEVE};
 use ansel::indexing::{
-    add_documents, add_files_with, check_files, open_index, writer_for, Progress,
+    add_documents, add_files_with, check_files, open_index, writer_for, writer_with_precomputed,
+    Progress,
 };
 use ansel::models;
 use ansel_answer::retrieval::DEFAULT_FUSION_DEPTH;
@@ -192,16 +193,7 @@ impl Index {
         fusion_depth: usize,
         reader: Option<String>,
     ) -> PyResult<Index> {
-        let unit = match unit {
-            None => None,
-            Some("sentence") => Some(Unit::Sentence),
-            Some("passage") => Some(Unit::Passage),
-            Some(other) => {
-                return Err(AnselError::new_err(format!(
-                    "unit: {other:?} is not \"sentence\" or \"passage\""
-                )))
-            }
-        };
+        let unit = unit.map(parse_unit).transpose()?;
         let mut options = CascadeOptions::new(path, model, prune_model, keep, retrieve);
         options.retriever = CascadeOptions::parse_retriever(retriever)
             .map_err(|e| AnselError::new_err(format!("retriever: {e}")))?;
@@ -268,28 +260,44 @@ impl Index {
     /// Adds every document under `paths` (.txt, .md, .jsonl files or folders of them), as
     /// `ansel index` does: bad input raises before the index changes, naming file and line.
     /// Returns {"documents", "sentences", "empty"}.
-    #[pyo3(signature = (paths, commit_every = 1000, max_document_bytes = ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES))]
+    /// `vectors`: files or folders of precomputed vectors (`Encoder.write_vectors`,
+    /// `ansel.spark.encode_units`) of the index's encoder; a text they hold is not encoded again.
+    #[pyo3(signature = (paths, commit_every = 1000, max_document_bytes = ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES, vectors = None))]
     fn add_files<'py>(
         &self,
         py: Python<'py>,
         paths: Vec<PathBuf>,
         commit_every: usize,
         max_document_bytes: usize,
+        vectors: Option<Vec<PathBuf>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let added = py.detach(|| {
+        let (added, counts) = py.detach(|| {
             let checked = check_files(&paths, max_document_bytes).map_err(to_py)?;
             if commit_every == 0 {
                 return Err(AnselError::new_err("commit_every must be at least 1"));
             }
             self.writing(|index| {
-                let writer = writer_for(index, self.dense.as_deref(), None)?;
-                add_files_with(index, writer, &checked, commit_every, |_: Progress| {})
+                let (writer, precomputed) = match &vectors {
+                    None => (writer_for(index, self.dense.as_deref(), None)?, None),
+                    Some(files) => {
+                        let (writer, encoder) =
+                            writer_with_precomputed(index, self.dense.as_deref(), None, files)?;
+                        (writer, Some(encoder))
+                    }
+                };
+                let added =
+                    add_files_with(index, writer, &checked, commit_every, |_: Progress| {})?;
+                Ok((added, precomputed.map(|e| e.counts())))
             })
         })?;
         let out = PyDict::new(py);
         out.set_item("documents", added.documents)?;
         out.set_item("sentences", added.sentences)?;
         out.set_item("empty", added.empty)?;
+        if let Some((found, encoded)) = counts {
+            out.set_item("vectors_found", found)?;
+            out.set_item("vectors_encoded", encoded)?;
+        }
         Ok(out)
     }
 
@@ -397,6 +405,92 @@ impl Index {
     }
 }
 
+/// A sentence encoder (what `ansel index --dense MODEL` stores vectors with): encodes texts, or
+/// writes their vectors to a file `ansel index --vectors` (and `Index.add_files(vectors=...)`)
+/// takes instead of encoding them again, e.g. from many Spark executors.
+#[pyclass(frozen, module = "ansel")]
+struct Encoder {
+    encoder: Arc<dyn ansel_index::Encoder>,
+}
+
+#[pymethods]
+impl Encoder {
+    #[new]
+    fn new(py: Python<'_>, model: &str) -> PyResult<Encoder> {
+        let encoder = py
+            .detach(|| ansel::dense::load_encoder(model))
+            .map_err(to_py)?;
+        Ok(Encoder { encoder })
+    }
+
+    /// The encoder's name as an index records it.
+    #[getter]
+    fn model(&self) -> &str {
+        self.encoder.model()
+    }
+
+    /// Components of each vector.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.encoder.dim()
+    }
+
+    /// One vector per text (not normalised).
+    fn encode(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f32>>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        py.detach(|| self.encoder.encode(&refs))
+            .map_err(AnselError::new_err)
+    }
+
+    /// Writes the vectors of `texts` to `path` (a `.ansel-vectors` file, replaced only once it is
+    /// complete), encoding `batch` texts at a time; returns the vectors written.
+    #[pyo3(signature = (path, texts, batch = 32))]
+    fn write_vectors(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        texts: Vec<String>,
+        batch: usize,
+    ) -> PyResult<u64> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        py.detach(|| {
+            ansel_index::precomputed::write_file(&path, self.encoder.as_ref(), &refs, batch)
+        })
+        .map_err(|e| to_py(e.into()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Encoder({:?})", self.encoder.model())
+    }
+}
+
+/// The texts `ansel index` makes of a document: its sentences, or with `unit="passage"` its
+/// passages (as `Index(unit="passage")` holds them). The texts whose vectors an index stores.
+#[pyfunction]
+#[pyo3(signature = (text, title = String::new(), unit = "sentence"))]
+fn units(text: String, title: String, unit: &str) -> PyResult<Vec<String>> {
+    let unit = parse_unit(unit)?;
+    let document = Document {
+        id: String::new(),
+        title,
+        text,
+    };
+    Ok(ansel_index::unit_texts(&document, unit)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect())
+}
+
+fn parse_unit(unit: &str) -> PyResult<Unit> {
+    match unit {
+        "sentence" => Ok(Unit::Sentence),
+        "passage" => Ok(Unit::Passage),
+        other => Err(AnselError::new_err(format!(
+            "unit: {other:?} is not \"sentence\" or \"passage\""
+        ))),
+    }
+}
+
 /// A stage's name as the command line's JSON writes it.
 fn serde_stage(stage: ansel_answer::Stage) -> String {
     match serde_json::to_value(stage) {
@@ -409,6 +503,8 @@ fn serde_stage(stage: ansel_answer::Stage) -> String {
 fn _ansel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Ranker>()?;
     m.add_class::<Index>()?;
+    m.add_class::<Encoder>()?;
+    m.add_function(wrap_pyfunction!(units, m)?)?;
     m.add("AnselError", m.py().get_type::<AnselError>())?;
     m.add("DEFAULT_MODEL", models::DEFAULT_MODEL)?;
     m.add("DEFAULT_ASK_MODEL", models::DEFAULT_ASK_MODEL)?;

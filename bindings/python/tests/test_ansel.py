@@ -270,3 +270,24 @@ def test_span_offsets_index_python_strings(tmp_path):
     assert best["text"][span["start"]:span["end"]] == span["text"]
     with pytest.raises(ansel.AnselError, match="span reader"):
         ansel.Index(tmp_path / "idx2", reader="no-such-reader").ask("x")
+
+
+def test_precomputed_vectors_are_stored_without_encoding_again(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    texts = [t for d in DOCS for t in ansel.units(d["text"], title=d["title"])]
+    assert texts[0] == PAEDIATRICIAN and len(texts) == 4
+    encoder = ansel.Encoder("minilm-l6-cosine")
+    assert encoder.dim == 384 and len(encoder.encode(texts[:2])) == 2
+    (tmp_path / "v").mkdir()
+    assert encoder.write_vectors(tmp_path / "v" / "a.ansel-vectors", texts[:3]) == 3
+    index = ansel.Index(tmp_path / "d", model="wo", prune_model="none", retrieve=1, dense="minilm-l6-cosine")
+    added = index.add_files([docs], vectors=[tmp_path / "v"])
+    assert (added["sentences"], added["vectors_found"], added["vectors_encoded"]) == (4, 3, 1)
+    assert index.ask(KIDS, top_k=1, retriever="dense")[0]["text"] == PAEDIATRICIAN
+    # Vectors of another encoder, or a damaged file, are refused naming the file.
+    (tmp_path / "v" / "a.ansel-vectors").write_bytes(b"{\"id\": \"not vectors\"}\n")
+    with pytest.raises(ansel.AnselError, match="a.ansel-vectors.*not a file of precomputed vectors"):
+        ansel.Index(tmp_path / "e", dense="minilm-l6-cosine").add_files([docs], vectors=[tmp_path / "v"])
+    with pytest.raises(ansel.AnselError, match="unit"):
+        ansel.units("x", unit="word")

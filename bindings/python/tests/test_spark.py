@@ -97,3 +97,26 @@ def test_the_example_script_scores_a_jsonl_table(tmp_path):
     }
     for r in scored.itertuples():
         assert r.score == pytest.approx(want[(r.qid, r.pos)], abs=1e-5)
+
+
+def test_units_encoded_on_spark_load_into_an_index_without_encoding_again(spark, tmp_path):
+    from ansel.spark import encode_units, units
+    from test_ansel import DOCS, KIDS, PAEDIATRICIAN
+
+    docs = DOCS + [{"id": f"d{i}", "title": f"T{i}", "text": f"Fact {i} is here. Another fact {i}."}
+                   for i in range(6)]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    frame = spark.createDataFrame([(d["id"], d["title"], d["text"]) for d in docs],
+                                  "id string, title string, text string").repartition(3)
+    sentences = units(frame)
+    rows = sentences.collect()
+    assert len(rows) == 4 + 12 and {r.position for r in rows if r.id == "bees"} == {0, 1}
+    written = encode_units(sentences, "minilm-l6-cosine", str(tmp_path / "vectors")).collect()
+    # Batches of 3 rows: several files, every sentence in one.
+    assert len(written) > 1 and sum(r.vectors for r in written) == len(rows)
+    out = cli("index", "--index", str(tmp_path / "idx"), "--dense", "minilm-l6-cosine",
+              "--vectors", str(tmp_path / "vectors"), str(path)).stdout
+    assert f"{len(rows)} sentences took theirs from" in out and "0 were encoded here" in out, out
+    index = ansel.Index(tmp_path / "idx", model="wo", prune_model="none", retrieve=1)
+    assert index.ask(KIDS, top_k=1, retriever="dense")[0]["text"] == PAEDIATRICIAN

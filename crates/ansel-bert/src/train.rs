@@ -39,6 +39,20 @@ pub struct TrainOptions {
     pub answered_only: bool,
     /// Use at most this many training pairs (whole questions, in a seeded random order).
     pub max_pairs: Option<usize>,
+    /// Knowledge distillation: each pair's target instead of its gold label.
+    pub soft_targets: Option<SoftTargets>,
+}
+
+/// Targets in [0, 1] for every training pair (the gold label blended with a teacher's opinion),
+/// in place of the gold labels: the point-wise loss learns them as it learns labels.
+#[derive(Debug, Clone, Serialize)]
+pub struct SoftTargets {
+    /// One target per candidate of every training question, in the data's order.
+    #[serde(skip)]
+    pub targets: Vec<Vec<f32>>,
+    /// How the targets were made (the teacher, its weight, its mapping to a probability),
+    /// recorded in the model card.
+    pub record: serde_json::Value,
 }
 
 impl TrainOptions {
@@ -52,6 +66,7 @@ impl TrainOptions {
             input: InputMode::Pair,
             answered_only: true,
             max_pairs: None,
+            soft_targets: None,
         }
     }
 }
@@ -121,14 +136,32 @@ fn training_pairs(
     questions: &[Question],
     opts: &TrainOptions,
 ) -> Result<Pairs> {
-    let mut chosen: Vec<&Question> = questions
+    let targets = opts.soft_targets.as_ref().map(|t| &t.targets);
+    if let Some(targets) = targets {
+        let aligned = targets.len() == questions.len()
+            && targets
+                .iter()
+                .zip(questions)
+                .all(|(t, q)| t.len() == q.candidates.len());
+        if !aligned {
+            return Err(ModelError::Unsupported {
+                model: KIND.into(),
+                message: format!(
+                    "{}: the soft targets do not match the questions and their candidates",
+                    opts.run.train_path
+                ),
+            });
+        }
+    }
+    let mut chosen: Vec<(usize, &Question)> = questions
         .iter()
-        .filter(|q| !opts.answered_only || q.positives() > 0)
+        .enumerate()
+        .filter(|(_, q)| !opts.answered_only || q.positives() > 0)
         .collect();
     if let Some(max) = opts.max_pairs {
         shuffle_seeded(&mut chosen, opts.run.seed);
         let mut total = 0;
-        chosen.retain(|q| {
+        chosen.retain(|(_, q)| {
             let keep = total < max;
             total += q.candidates.len();
             keep
@@ -138,14 +171,16 @@ fn training_pairs(
         items: Vec::new(),
         labels: Vec::new(),
     };
-    for q in chosen {
-        for c in &q.candidates {
+    for (i, q) in chosen {
+        for (j, c) in q.candidates.iter().enumerate() {
             pairs
                 .items
                 .push(encode_candidate(tok, q, c, opts.input, opts.run.max_len)?);
-            pairs
-                .labels
-                .push(if c.label == Some(true) { 1.0 } else { 0.0 });
+            pairs.labels.push(match targets {
+                Some(targets) => targets[i][j],
+                None if c.label == Some(true) => 1.0,
+                None => 0.0,
+            });
         }
     }
     if pairs.items.is_empty() {
@@ -310,9 +345,11 @@ fn write_card(
             settings: serde_json::to_value(&settings).expect("serializes"),
             base_card: base,
             hyperparameters: serde_json::json!({
-                "loss": "pointwise BCE", "input": opts.input, "dropout": "from config.json",
+                "loss": if opts.soft_targets.is_some() { "pointwise BCE to soft targets" } else { "pointwise BCE" },
+                "input": opts.input, "dropout": "from config.json",
                 "answered_only": opts.answered_only, "max_pairs": opts.max_pairs,
                 "train_pairs": pairs, "weights": "fp16",
+                "distillation": opts.soft_targets.as_ref().map(|t| &t.record),
             }),
         },
         state,
@@ -359,6 +396,28 @@ pub(crate) mod tests {
         o.run.threads = 1;
         o.run.warmup = 0.0;
         o
+    }
+
+    #[test]
+    fn soft_targets_replace_the_gold_labels_and_must_match_the_candidates() {
+        let _serial = crate::testing::serial();
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path(), 0.1);
+        let (_, tok, ..) = load_base(base.to_str().unwrap()).unwrap();
+        let mut opts = options(&base, &dir.path().join("out"));
+        let gold = training_pairs(&tok, &questions(), &opts).unwrap().labels;
+        assert_eq!(gold, [1.0, 0.0, 0.0, 1.0, 0.0]);
+        let targets = vec![vec![0.9, 0.3, 0.2], vec![0.8, 0.4], vec![0.6]];
+        opts.soft_targets = Some(SoftTargets {
+            targets,
+            record: serde_json::json!({}),
+        });
+        // Question 3 has no answer: left out with its target, the others keep theirs.
+        let soft = training_pairs(&tok, &questions(), &opts).unwrap().labels;
+        assert_eq!(soft, [0.9, 0.3, 0.2, 0.8, 0.4]);
+        opts.soft_targets.as_mut().unwrap().targets[1].pop();
+        let err = training_pairs(&tok, &questions(), &opts).err().unwrap();
+        assert!(err.to_string().contains("do not match"), "{err}");
     }
 
     #[test]

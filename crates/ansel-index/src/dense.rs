@@ -108,7 +108,7 @@ pub const PROBE_TEXT: &str = "The probe sentence tells one sentence encoder from
 const PROBE_DIMS: usize = 16;
 /// Largest difference of a probe component allowed between the index and an encoder
 /// (libtorch's threads and kernels move components by far less).
-const PROBE_TOLERANCE: f32 = 1e-3;
+pub(crate) const PROBE_TOLERANCE: f32 = 1e-3;
 
 /// The first components of `encoder`'s normalised vector of [`PROBE_TEXT`].
 pub fn probe(encoder: &dyn Encoder) -> Result<Vec<f32>, String> {
@@ -124,6 +124,18 @@ pub fn probe(encoder: &dyn Encoder) -> Result<Vec<f32>, String> {
     normalise(&mut v);
     v.truncate(PROBE_DIMS);
     Ok(v.iter().map(|x| (x * 1e5).round() / 1e5).collect())
+}
+
+/// The largest difference of a component between two probes (infinite when their lengths
+/// differ).
+pub(crate) fn probe_difference(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return f32::INFINITY;
+    }
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max)
 }
 
 /// What `ansel-index.json` records about an index's vectors (under `dense`).
@@ -198,12 +210,8 @@ impl DenseSettings {
             model: encoder.model().to_string(),
             message,
         })?;
-        let worst = probe
-            .iter()
-            .zip(&self.probe)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        if probe.len() != self.probe.len() || worst > PROBE_TOLERANCE {
+        let worst = probe_difference(&probe, &self.probe);
+        if worst > PROBE_TOLERANCE {
             return Err(mismatch(format!(
                 "it encodes the probe sentence differently (a component differs by {worst:.4})"
             )));

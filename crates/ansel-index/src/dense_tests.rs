@@ -640,3 +640,104 @@ fn a_damaged_or_missing_graph_is_named_and_a_leftover_one_removed() {
     drop(index.dense_writer(encoder.clone(), None).unwrap());
     assert_eq!(graph_files(dir.path()), vec!["graph-0000000100.hnsw"]);
 }
+
+/// Texts of `docs` as the index splits them into sentences.
+fn sentence_texts_of(docs: &[Document]) -> Vec<String> {
+    docs.iter()
+        .flat_map(crate::document_sentences)
+        .map(|s| s.text)
+        .collect()
+}
+
+#[test]
+fn precomputed_vectors_are_stored_and_only_the_missing_texts_encoded() {
+    use crate::precomputed::{write_file, PrecomputedVectors, WithPrecomputed};
+    let dir = tempfile::tempdir().unwrap();
+    let docs = wordy_docs("d", 6, 4, 3);
+    let texts = sentence_texts_of(&docs);
+    // Vectors of the first four documents' sentences made "elsewhere", in two files.
+    let elsewhere = ToyEncoder::new("toy", 32, 1);
+    let made = sentence_texts_of(&docs[..4]);
+    let (a, b) = made.split_at(made.len() / 2);
+    for (name, part) in [("a", a), ("b", b)] {
+        let part: Vec<&str> = part.iter().map(String::as_str).collect();
+        let path = dir.path().join(format!("{name}.ansel-vectors"));
+        assert_eq!(
+            write_file(&path, elsewhere.as_ref(), &part, 5).unwrap(),
+            part.len() as u64
+        );
+    }
+    let vectors = PrecomputedVectors::open(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(vectors.len(), made.len());
+    let here = ToyEncoder::new("toy", 32, 1);
+    let encoder = Arc::new(WithPrecomputed::new(vectors, here.clone()).unwrap());
+    let index = SentenceIndex::open_or_create(&dir.path().join("index")).unwrap();
+    let mut writer = index
+        .dense_writer(encoder.clone(), Some(VectorFormat::F32))
+        .unwrap();
+    for d in &docs {
+        writer.add(d).unwrap();
+    }
+    writer.commit().unwrap();
+    index.reload().unwrap();
+    let missing = texts.len() - made.len();
+    assert_eq!(encoder.counts(), (made.len() as u64, missing as u64));
+    // The encoder here saw the probe and the last two documents' sentences, nothing else.
+    let seen: usize = here.batches.lock().unwrap().iter().sum();
+    assert_eq!(
+        seen,
+        missing + 2,
+        "probe twice (files' check, index's) + missing"
+    );
+    for (text, nearest, score) in nearest_to_each(&index, &here) {
+        assert!(score > 0.999, "{text:?} found {nearest:?} at {score}");
+    }
+}
+
+#[test]
+fn precomputed_files_damaged_or_from_another_model_are_named() {
+    use crate::precomputed::{write_file, PrecomputedVectors, WithPrecomputed};
+    let dir = tempfile::tempdir().unwrap();
+    let texts = ["one sentence here.", "another sentence there."];
+    let path = dir.path().join("a.ansel-vectors");
+    write_file(&path, ToyEncoder::new("toy", 16, 1).as_ref(), &texts, 8).unwrap();
+    let open =
+        |paths: &[std::path::PathBuf]| PrecomputedVectors::open(paths).err().unwrap().to_string();
+    // Another model's encoder is refused, naming the file.
+    let vectors = PrecomputedVectors::open(std::slice::from_ref(&path)).unwrap();
+    let err = WithPrecomputed::new(vectors, ToyEncoder::new("other", 16, 2))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("a.ansel-vectors") && err.contains("not the encoder other"),
+        "{err}"
+    );
+    // Two files of different models.
+    let other = dir.path().join("b.ansel-vectors");
+    write_file(&other, ToyEncoder::new("other", 16, 2).as_ref(), &texts, 8).unwrap();
+    let err = open(&[path.clone(), other.clone()]);
+    assert!(
+        err.contains("b.ansel-vectors") && err.contains("as the first file"),
+        "{err}"
+    );
+    std::fs::remove_file(&other).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    // A flipped byte in a row, a cut end, a file of something else.
+    let mut flipped = bytes.clone();
+    let at = bytes.len() - 30;
+    flipped[at] ^= 1;
+    std::fs::write(&path, &flipped).unwrap();
+    assert!(open(std::slice::from_ref(&path)).contains("checksum"));
+    std::fs::write(&path, &bytes[..bytes.len() - 7]).unwrap();
+    assert!(open(std::slice::from_ref(&path)).contains("truncated"));
+    std::fs::write(&path, b"{\"id\": \"x\"}\n").unwrap();
+    let err = open(std::slice::from_ref(&path));
+    assert!(
+        err.contains("a.ansel-vectors") && err.contains("not a file of precomputed vectors"),
+        "{err}"
+    );
+    // A folder without any.
+    std::fs::remove_file(&path).unwrap();
+    assert!(open(&[dir.path().to_path_buf()]).contains("no .ansel-vectors file"));
+}

@@ -13,6 +13,7 @@ pub mod documents;
 mod error;
 mod graph;
 mod index;
+pub mod precomputed;
 mod sentences;
 
 #[cfg(test)]
@@ -23,4 +24,4 @@ pub use documents::Document;
 pub use error::IndexError;
 pub use graph::{DenseSearch, GraphFile, GraphPolicy, DEFAULT_EXPANSION};
 pub use index::{Hit, IndexStats, Scored, SentenceIndex, SentenceWriter, Snapshot, UnitId};
-pub use sentences::{document_sentences, SentenceRecord, Unit, HEADING_SEPARATOR};
+pub use sentences::{document_sentences, unit_texts, SentenceRecord, Unit, HEADING_SEPARATOR};

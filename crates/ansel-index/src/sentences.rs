@@ -57,7 +57,7 @@ impl Unit {
 /// under: its sentences under the document's title, or its passages under the title followed by
 /// the Markdown headings they sit under (`Bees › Hives › The queen`), as TREC CAR and
 /// TRANS-CAPAR frame a passage by its article title and heading path.
-pub(crate) fn unit_texts(document: &Document, unit: Unit) -> Vec<(String, String)> {
+pub fn unit_texts(document: &Document, unit: Unit) -> Vec<(String, String)> {
     match unit {
         Unit::Sentence => sentence_texts(&document.text)
             .into_iter()

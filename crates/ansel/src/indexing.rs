@@ -2,9 +2,11 @@
 //! index changes, then again to add it, so that memory stays bounded by the largest document.
 
 use ansel_index::documents::{document_files, for_each_document, read_file};
+use ansel_index::precomputed::{PrecomputedVectors, WithPrecomputed};
 use ansel_index::{Document, SentenceIndex, SentenceWriter, Unit, VectorFormat};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What happened while adding, reported after every document and every commit.
 pub enum Progress<'a> {
@@ -125,6 +127,31 @@ pub fn writer_for(
         None => index.writer()?,
         Some(model) => index.dense_writer(crate::dense::load_encoder(&model)?, format)?,
     })
+}
+
+/// A writer like [`writer_for`]'s whose vectors come from the precomputed files under `vectors`
+/// (`*.ansel-vectors`, e.g. written by `ansel.spark.encode_units`) where they have the text, and
+/// from the encoder otherwise; the files must be of the index's encoder. The second value counts
+/// the vectors found and the texts encoded.
+pub fn writer_with_precomputed(
+    index: &SentenceIndex,
+    dense: Option<&str>,
+    format: Option<VectorFormat>,
+    vectors: &[PathBuf],
+) -> Result<(SentenceWriter, Arc<WithPrecomputed>)> {
+    let recorded = index.dense_settings()?.map(|d| d.model);
+    let Some(model) = dense.map(str::to_string).or(recorded) else {
+        bail!(
+            "{}: precomputed vectors need --dense MODEL (the encoder they were made with)",
+            index.dir().display()
+        );
+    };
+    let files = PrecomputedVectors::open(vectors)?;
+    let encoder = Arc::new(WithPrecomputed::new(
+        files,
+        crate::dense::load_encoder(&model)?,
+    )?);
+    Ok((index.dense_writer(encoder.clone(), format)?, encoder))
 }
 
 /// Adds documents given in memory through `writer` (of `index`) and commits; returns the

@@ -34,9 +34,14 @@ from ._ansel import (  # noqa: E402
     DEFAULT_ASK_MODEL,
     DEFAULT_MODEL,
     AnselError,
+    Encoder,
     Index,
     Ranker,
     __version__,
+    units,
 )
 
-__all__ = ["AnselError", "DEFAULT_ASK_MODEL", "DEFAULT_MODEL", "Index", "Ranker", "__version__"]
+__all__ = [
+    "AnselError", "DEFAULT_ASK_MODEL", "DEFAULT_MODEL", "Encoder", "Index", "Ranker", "__version__",
+    "units",
+]

@@ -91,8 +91,12 @@ class Index:
         paths: Sequence[Union[str, PathLike]],
         commit_every: int = 1000,
         max_document_bytes: int = ...,
+        vectors: Optional[Sequence[Union[str, PathLike]]] = None,
     ) -> Dict[str, int]:
-        """Adds .txt/.md/.jsonl files or folders as `ansel index` does."""
+        """Adds .txt/.md/.jsonl files or folders as `ansel index` does. `vectors`: files or
+        folders of precomputed vectors of the index's encoder (`Encoder.write_vectors`,
+        `ansel.spark.encode_units`); the result then counts "vectors_found" and
+        "vectors_encoded"."""
     def ask(
         self,
         question: str,
@@ -105,3 +109,21 @@ class Index:
         get their answer span read (0: none)."""
     def stats(self) -> Dict[str, int]:
         """{"documents", "sentences", "unit"} of the index."""
+
+class Encoder:
+    """A sentence encoder, as `ansel index --dense MODEL` takes it."""
+
+    def __init__(self, model: str) -> None: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def dim(self) -> int: ...
+    def encode(self, texts: Sequence[str]) -> List[List[float]]:
+        """One vector per text (not normalised)."""
+    def write_vectors(self, path: Union[str, PathLike], texts: Sequence[str], batch: int = 32) -> int:
+        """Writes the texts' vectors to a `.ansel-vectors` file that `ansel index --vectors`
+        takes; returns the vectors written."""
+
+def units(text: str, title: str = "", unit: str = "sentence") -> List[str]:
+    """The sentences (or passages) `ansel index` makes of a document: the texts it stores
+    vectors of."""

@@ -154,7 +154,7 @@ fn train(architecture: Architecture, args: &TrainArgs) -> Result<()> {
 
 /// The teacher's scores of the training data and of `--extra-train`: computed by `--teacher`
 /// (cached) or read from `--teacher-scores`; none without either.
-fn teacher(
+pub(crate) fn teacher(
     e: &EfficientArgs,
     train_path: &Path,
     train_data: &[ansel_data::Question],

@@ -1,4 +1,6 @@
-use ansel::indexing::{add_files_with, check_files, open_index, writer_for, Progress};
+use ansel::indexing::{
+    add_files_with, check_files, open_index, writer_for, writer_with_precomputed, Progress,
+};
 use ansel_index::documents::DEFAULT_MAX_DOCUMENT_BYTES;
 use ansel_index::{GraphPolicy, Unit, VectorFormat};
 use anyhow::Result;
@@ -35,6 +37,11 @@ pub struct IndexArgs {
     /// default, chosen by measured recall and search time), `f16` or `f32`.
     #[arg(long, value_parser = VectorFormat::NAMES, requires = "dense")]
     dense_format: Option<String>,
+    /// Vectors made elsewhere (`*.ansel-vectors` files or folders of them, written by
+    /// `ansel.spark.encode_units` or `ansel.Encoder.write_vectors` with the same encoder): a
+    /// sentence whose text they hold takes its vector from them; the others are encoded here.
+    #[arg(long, value_name = "PATH")]
+    vectors: Vec<PathBuf>,
     /// Vectors an index holds before a commit builds the graph of the approximate search
     /// (HNSW); after that a commit extends the graph once the vectors outside it reach a
     /// quarter of those in it, and they are searched exactly until then.
@@ -45,11 +52,11 @@ pub struct IndexArgs {
     no_graph: bool,
     /// Add nothing: build or extend the graph of an existing index with vectors as a commit
     /// would (under --graph-min-rows), e.g. for an index made before graphs existed.
-    #[arg(long, conflicts_with_all = ["paths", "dense", "unit", "no_graph", "check"])]
+    #[arg(long, conflicts_with_all = ["paths", "dense", "unit", "no_graph", "check", "vectors"])]
     update_graph: bool,
     /// Check the index instead of adding to it: every segment file against its checksum, the
     /// index's JSON files and its dense vectors; names each damaged file and exits 1.
-    #[arg(long, conflicts_with_all = ["paths", "dense", "unit"])]
+    #[arg(long, conflicts_with_all = ["paths", "dense", "unit", "vectors"])]
     check: bool,
     /// Files or folders of documents: .txt, .md, .markdown, .jsonl/.ndjson ({"id", "title", "text"} a line).
     #[arg(required_unless_present_any = ["check", "update_graph"])]
@@ -110,7 +117,13 @@ pub fn run(args: IndexArgs) -> Result<()> {
         .map(str::parse::<VectorFormat>)
         .transpose()
         .map_err(anyhow::Error::msg)?;
-    let mut writer = writer_for(&index, args.dense.as_deref(), format)?;
+    let (mut writer, precomputed) = if args.vectors.is_empty() {
+        (writer_for(&index, args.dense.as_deref(), format)?, None)
+    } else {
+        let (writer, encoder) =
+            writer_with_precomputed(&index, args.dense.as_deref(), format, &args.vectors)?;
+        (writer, Some(encoder))
+    };
     writer.set_graph_policy(policy);
     let bar = ProgressBar::new(checked.documents as u64).with_style(ProgressStyle::with_template(
         "{bar:40} {pos}/{len} documents, {msg} [{elapsed}]",
@@ -154,6 +167,18 @@ pub fn run(args: IndexArgs) -> Result<()> {
         stats.documents,
         stats.sentences
     );
+    if let Some(encoder) = precomputed {
+        let (found, encoded) = encoder.counts();
+        println!(
+            "precomputed vectors: {found} {unit}s took theirs from {}, {} were encoded here",
+            args.vectors
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            encoded
+        );
+    }
     print_dense(&index, added.sentences, seconds)
 }
 

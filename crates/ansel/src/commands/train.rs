@@ -165,9 +165,59 @@ fn train_cross_encoder(args: &TrainArgs) -> Result<()> {
     };
     opts.answered_only = !ce.all_questions;
     opts.max_pairs = ce.max_pairs;
+    if let Some(teacher) = super::efficient::teacher(&args.efficient, &args.train, &train)? {
+        opts.soft_targets = Some(soft_targets(&teacher, &train, args.efficient.temperature)?);
+    }
     let card = ansel_bert::train::train(&opts, &train, &dev)?;
     println!("{}", serde_json::to_string_pretty(&card)?);
     Ok(())
+}
+
+/// A cross-encoder's distillation targets: `(1 - W) * gold + W * p`, `p` the teacher's score
+/// mapped to a probability by a Platt fit to the training pairs' gold labels. A point-wise
+/// target needs a probability, and a fused teacher's scores (a logit plus a weighted cosine)
+/// are not one; the fit makes them one without looking at other candidates.
+fn soft_targets(
+    teacher: &ansel_efficient::Teacher,
+    train: &[ansel_data::Question],
+    temperature: f64,
+) -> Result<ansel_bert::train::SoftTargets> {
+    if temperature != 1.0 {
+        bail!("--temperature does not apply to --model cross-encoder: the teacher's scores are mapped to probabilities by a Platt fit to the gold labels");
+    }
+    if !teacher.extra.is_empty() {
+        bail!("--extra-train is not supported by --model cross-encoder");
+    }
+    let scored = || train.iter().zip(&teacher.train_scores);
+    let pairs: Vec<(f32, bool)> = scored()
+        .flat_map(|(q, s)| q.candidates.iter().zip(s))
+        .map(|(c, &s)| (s, c.label == Some(true)))
+        .collect();
+    let platt = ansel_eval::calibration::Platt::fit(&pairs)
+        .context("the teacher gave no finite score to fit")?;
+    let weight = teacher.distillation.weight;
+    let targets = scored()
+        .map(|(q, s)| {
+            q.candidates
+                .iter()
+                .zip(s)
+                .map(|(c, &s)| {
+                    let gold = if c.label == Some(true) { 1.0 } else { 0.0 };
+                    ((1.0 - weight) * gold + weight * platt.probability(s)) as f32
+                })
+                .collect()
+        })
+        .collect();
+    let record = serde_json::json!({
+        "teacher": teacher.distillation,
+        "target": "(1 - weight) x gold + weight x sigmoid(a x teacher score + b)",
+        "platt": {"a": platt.a, "b": platt.b, "fitted_on": "the training pairs' gold labels"},
+    });
+    eprintln!(
+        "distillation: target (1 - {weight}) x gold + {weight} x sigmoid({:.4} x teacher + {:.4})",
+        platt.a, platt.b
+    );
+    Ok(ansel_bert::train::SoftTargets { targets, record })
 }
 
 /// `--model bi-encoder`: SEDAN's Siamese bi-encoder. Takes the transformer options

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A fast student that keeps general relevance (issue 40): one MiniLM-L6 cross-encoder, the cost of
+# `ask`'s pruning model, distilled from the student fusion (minilm-l6-mpnet-distilled-int8's logit +
+# 10 x all-MiniLM-L6-v2's cosine, read whole: no windows) on a mixture of
+#   - SQuAD passage ranking over the split's *train* articles (half questions, half keywords;
+#     bench/general_suite.py train), BM25's top 8;
+#   - SemEval-2016 task A train (part 2: forum question -> comments);
+#   - WikiQA train, TrecQA train-all (300 lists), SQuAD-sent train (1500 lists): the AS2 skill.
+# List-wise: target 0.3 x gold + 0.7 x softmax(teacher). Starts from minilm-l6-squad-transfer.
+# Dev (checkpoint choice): 100 squad-keyword lists, WikiQA dev, 100 SemEval dev lists.
+# Resumable: rerun the script after a kill. Then `MODELS=models/minilm-l6-general-distilled-int8
+# bash scripts/bench-general.sh` puts it on the dev suite. Needs ../shared/data.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${ANSEL_SHARED_DATA:-../shared/data}
+ansel=target/release/ansel
+work=target/general-student
+run=${RUN:-runs/minilm-l6-general-student}
+out=${OUT:-models/minilm-l6-general-distilled-int8}
+cargo build --release -q -p ansel
+bash scripts/squad-sent-data.sh
+[ -f target/general/suite/suite.json ] || REPORT_ONLY=1 bash scripts/bench-general.sh
+mkdir -p "$work/teacher"
+if [ ! -f "$work/mix.jsonl" ]; then
+  python3 bench/general_suite.py train --squad "$data/squad/train-v1.1.rebuilt.json.gz" \
+    --split data/squad-sent/split.json --out "$work" --questions 1000 --k 8
+  "$ansel" convert --task a --out "$work/semeval-train.jsonl" \
+    --data "$data/semeval2016-cqa/train/SemEval2016-Task3-CQA-QL-train-part2-subtaskA.xml.gz"
+  "$ansel" convert --data "$data/wikiqa/WikiQA-train.tsv" --out "$work/wikiqa-train.jsonl"
+  "$ansel" convert --data "$data/trecqa/jsonl/train-all.jsonl.gz" --out "$work/trecqa-train.jsonl"
+  zcat data/squad-sent/train.jsonl.gz >"$work/squad-sent-train.jsonl"
+  python3 bench/mix_lists.py --seed 11 --out "$work/mix.jsonl" \
+    passage="$work/squad-passage-train.jsonl:0:8" semeval="$work/semeval-train.jsonl:0:10" \
+    wikiqa="$work/wikiqa-train.jsonl:0:12" trecqa="$work/trecqa-train.jsonl:300:20" \
+    squad-sent="$work/squad-sent-train.jsonl:1500:8"
+  suite=target/general/suite
+  python3 bench/mix_lists.py --seed 5 --out "$work/devmix.jsonl" keyword="$suite/squad-keyword.jsonl:100:30" \
+    wikiqa="$suite/wikiqa-dev.jsonl:0:40" semeval="$suite/semeval-cqa.jsonl:100:10"
+fi
+# The teacher: the shipped student fusion's card without its windows (the student reads 128 tokens).
+python3 - "$work/teacher/model.json" <<'PY'
+import json, sys
+card = json.load(open("models/minilm-l6-general/model.json"))
+card["name"] = "minilm-l6-general-128"
+del card["config"]["windows"]
+for m in card["config"]["members"]:  # the card's paths are relative to models/minilm-l6-general
+    m["model"] = "../../../models/minilm-l6-general/" + m["model"]
+json.dump(card, open(sys.argv[1], "w"), indent=1)
+PY
+resume=()
+[ -f "$run/checkpoint/state.json" ] && resume=(--resume)
+if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
+  "$ansel" train --model cross-encoder --base models/minilm-l6-squad-transfer \
+    --train "$work/mix.jsonl" --dev "$work/devmix.jsonl" --out "$run" --name minilm-l6-general-student \
+    --teacher "$work/teacher" --distill-weight 0.7 --temperature 1 --teacher-cache "$work/teacher-cache" \
+    --lr 3e-5 --batch-size 16 --accumulate 2 --threads 2 --seed 42 --epochs 1 --eval-every 200 \
+    "${resume[@]}"
+fi
+"$ansel" quantize --model "$run" --out "$out" --precision int8
