@@ -20,6 +20,7 @@ fi
 # name|rerank model|prune model|keep|retrieve
 cascades=(
   "student 20 -> MPNet 2|mpnet-base-squad-tanda-int8|minilm-l6-mpnet-distilled-int8|2|20"
+  "distilled general student 20 -> MPNet 2|mpnet-base-squad-tanda-int8|runs/minilm-l6-general-distilled|2|20"
   "general student 20 -> MPNet 2|mpnet-base-squad-tanda-int8|minilm-l6-general|2|20"
   "student 20 -> general MPNet 2|mpnet-base-general|minilm-l6-mpnet-distilled-int8|2|20"
   "general student 20 -> general MPNet 2|mpnet-base-general|minilm-l6-general|2|20"

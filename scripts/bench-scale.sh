@@ -99,6 +99,18 @@ if [ -z "${REPORT_ONLY:-}" ]; then
         "$work/encode-time" "$work/encode-probe/ansel-index.json" | record stage encode-rate batch "$batch" round "$round"
     done
   done
+  # Encoding elsewhere: the same sentences encoded on Spark (local[2]) into precomputed vector
+  # files, then `index --vectors` storing them without encoding (issue 43).
+  if ! have stage spark-encode; then
+    venv=target/python-venv
+    "$venv/bin/python" -c 'import pyspark, ansel.spark' 2>/dev/null || bash scripts/test-spark.sh >&2
+    rm -rf "$work/spark-vectors" "$work/spark-probe"
+    "$venv/bin/python" bench/spark_encode.py data/squad-sent/dev-docs.jsonl "$encoder" \
+      "$work/spark-vectors" | record stage spark-encode
+    timed "$work/out" "$ansel" index --index "$work/spark-probe" --dense "$encoder" \
+      --vectors "$work/spark-vectors" data/squad-sent/dev-docs.jsonl | record stage index-precomputed
+    cat "$work/out" >&2
+  fi
   for size in ${SIZES:-117k 1m}; do
     case $size in
       117k) sentences=1 ;;  # the natural documents alone
