@@ -191,12 +191,21 @@ impl CascadeOptions {
     pub fn answerer_over(&self, index: Arc<SentenceIndex>) -> Result<Answerer> {
         self.check()?;
         let retriever = self.retriever(index.clone())?;
-        let corpus = [Question::over_texts(
-            "index",
-            "",
-            index.sentence_texts()?,
-            false,
-        )];
+        // Only lexical models that weigh words by corpus statistics read every text of the
+        // index (10M sentences would hold gigabytes in memory for models that never look).
+        let needs_corpus = [self.prune_model.as_str(), self.model.as_str()]
+            .into_iter()
+            .any(|spec| models::corpus_member(spec).is_some());
+        let corpus = if needs_corpus {
+            vec![Question::over_texts(
+                "index",
+                "",
+                index.sentence_texts()?,
+                false,
+            )]
+        } else {
+            Vec::new()
+        };
         let prune = match self.prune_model.as_str() {
             "none" => None,
             spec => Some((

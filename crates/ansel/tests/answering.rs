@@ -53,6 +53,30 @@ fn corpus_index() -> (tempfile::TempDir, String) {
 }
 
 #[test]
+fn lexical_models_that_weigh_words_by_the_index_get_its_texts() {
+    // idf-wo and bm25 need the index's texts as their corpus; the cascade reads them only then.
+    let (_dir, index) = corpus_index();
+    for (model, prune) in [("idf-wo", "none"), ("wo", "bm25")] {
+        let text = succeed(&[
+            "ask",
+            "--index",
+            &index,
+            "--model",
+            model,
+            "--prune-model",
+            prune,
+            "--reader",
+            "none",
+            "Who invented the Fresnel lens?",
+        ]);
+        assert!(
+            text.contains("Augustin Fresnel invented a lens"),
+            "{model}/{prune}: {text}"
+        );
+    }
+}
+
+#[test]
 fn index_then_ask_answers_with_context() {
     let (_dir, index) = corpus_index();
     let text = succeed(&["ask", "--index", &index, "Who invented the Fresnel lens?"]);
