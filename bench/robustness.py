@@ -32,6 +32,7 @@ SENTENCES = [
 # written from a full run).
 SECTIONS = os.environ.get("SECTIONS", "").split()
 TIMEOUT_S = 2.0  # the server's --timeout-ms, default
+MAX_HOLD_S = 5.0  # the longest the server holds an early retry (connections.rs MAX_HOLD)
 rows = []  # (section, finding, figure, target, met)
 
 
@@ -122,22 +123,29 @@ def ask_body():
 
 async def load(addr, path, make_body, connections, seconds, polite=False):
     """Keep-alive clients sending back to back for `seconds`; a refused client retries after
-    50 ms, or (`polite`) after the server's Retry-After."""
+    50 ms, or (`polite`) after the server's Retry-After. Returns the statuses, the 200s answered
+    within the window (latency from sending and from the end of any hold) and the window."""
     stop = time.monotonic() + seconds
     statuses, ok_latency = {}, []
 
     async def client():
         reader = writer = None
+        # The server holds a request sent on a connection before the Retry-After of its last 503
+        # (at most MAX_HOLD_S): its deadline counts from then, so each 200 is also timed from then.
+        released = 0.0
         while time.monotonic() < stop:
             try:
                 if writer is None:
                     reader, writer = await asyncio.open_connection(*addr)
+                    released = 0.0
                 t = time.monotonic()
                 status, close, retry_after = await request(reader, writer, "POST", path, make_body())
+                now = time.monotonic()
                 statuses[status] = statuses.get(status, 0) + 1
-                if status == 200:
-                    ok_latency.append(time.monotonic() - t)
+                if status == 200 and now <= stop:  # answers after the window are not counted
+                    ok_latency.append((now - t, now - max(t, released)))
                 else:
+                    released = now + min(retry_after or 0.0, MAX_HOLD_S)
                     await asyncio.sleep(retry_after if polite and retry_after else 0.05)
                 if close:
                     writer.close()
@@ -149,10 +157,10 @@ async def load(addr, path, make_body, connections, seconds, polite=False):
         if writer is not None:
             writer.close()
 
-    started = time.monotonic()
     await asyncio.gather(*(client() for _ in range(connections)))
-    elapsed = time.monotonic() - started
-    return statuses, ok_latency, elapsed
+    # Rates are over the window: requests in flight at its end (held retries among them) would
+    # otherwise stretch the time without adding 200s.
+    return statuses, ok_latency, seconds
 
 
 def describe(statuses):
@@ -191,19 +199,20 @@ async def overload(addr, pid, name, path, make_body, base_connections, connectio
     statuses, lat, secs = await load(addr, path, make_body, base_connections, 10)
     capacity = len(lat) / secs
     row(name, f"capacity ({base_connections} connections, 10 s)", f"{capacity:.1f} req/s, p50 "
-        f"{statistics.median(lat) * 1000:.0f} ms" if lat else "no 200s")
+        f"{statistics.median(x[0] for x in lat) * 1000:.0f} ms" if lat else "no 200s")
     # Clients that honour Retry-After; then the hammer (a retry 50 ms after each 503) from one
     # client process, from two (a faster hammer), and from one at nice 19 (its CPU out of the
     # contest, as clients on other machines would be).
     for polite, processes, niceness in ((True, 1, 0), (False, 1, 0), (False, 2, 0), (False, 1, 19)):
-        before = thread_cpu(pid)
+        before, began = thread_cpu(pid), time.monotonic()
         statuses, lat, secs, client_cpu = await asyncio.to_thread(
             load_in_processes, addr, path, make_body, connections, 15, polite, processes, niceness)
-        after = thread_cpu(pid)
+        after, wall = thread_cpu(pid), time.monotonic() - began
         io_cpu = after.get("tokio-rt-worker", 0) - before.get("tokio-rt-worker", 0)
         scoring_cpu = sum(after.values()) - sum(before.values()) - io_cpu
         goodput = len(lat) / secs
-        slowest = max(lat) if lat else 0.0
+        slowest = max((x[0] for x in lat), default=0.0)
+        slowest_released = max((x[1] for x in lat), default=0.0)
         refused = statuses.get(503, 0)
         clients = ("clients waiting Retry-After" if polite else "clients retrying after 50 ms"
                    + (f", {processes} client processes" if processes > 1 else "")
@@ -211,11 +220,13 @@ async def overload(addr, pid, name, path, make_body, base_connections, connectio
         per_refusal = f"; {io_cpu / refused * 1e6:.0f} us of server CPU per request handled outside scoring" if refused else ""
         row(name, f"goodput at {connections} connections, {clients} (15 s)",
             f"{goodput:.1f} req/s ({goodput / capacity:.0%} of capacity); {describe(statuses)}; "
-            f"slowest 200: {slowest * 1000:.0f} ms; CPU s: scoring {scoring_cpu:.1f}, server I/O "
-            f"{io_cpu:.1f}, clients {client_cpu:.1f} of {2 * secs:.0f}{per_refusal}",
+            f"slowest 200: {slowest * 1000:.0f} ms from sending, {slowest_released * 1000:.0f} ms "
+            f"from its Retry-After's end; CPU s: scoring {scoring_cpu:.1f}, server I/O "
+            f"{io_cpu:.1f}, clients {client_cpu:.1f} of {2 * wall:.0f}{per_refusal}",
             # A client at nice 19 waits for the CPU itself: its clock is no measure of the server's.
-            ">= 80% of capacity" + ("" if niceness else f"; 200s within the {TIMEOUT_S * 1000:.0f} ms deadline"),
-            goodput >= 0.8 * capacity and (niceness or slowest <= TIMEOUT_S + 0.25))
+            ">= 80% of capacity" + ("" if niceness else f"; 200s within the {TIMEOUT_S * 1000:.0f} ms deadline"
+                                    " from arrival (a held retry arrives when its Retry-After ends)"),
+            goodput >= 0.8 * capacity and (niceness or slowest_released <= TIMEOUT_S + 0.25))
 
 
 async def hold_clients(addr, count, first_bytes, trickle):
@@ -645,7 +656,9 @@ def main():
                 "once with clients that wait the server's `Retry-After` after a refusal, then with clients "
                 "that retry 50 ms later (the hammer): from one client process, from two (a faster "
                 "hammer), and from one at nice 19, which takes the clients' own CPU out of the contest "
-                "as clients on other machines would. Goodput counts 200s only. Each overload row splits "
+                "as clients on other machines would. The hammer's clients keep their connection, so the server "
+                "holds each retry until the `Retry-After` of that connection's last 503 has ended, and its "
+                "deadline counts from then: each 200 is timed from sending and from that end. Goodput counts 200s only. Each overload row splits "
                 "the CPU seconds of its run: the server's scoring threads, its connection threads "
                 "(reading, refusing and writing requests; per request they handled) and the clients. "
                 "The issue-41 cases follow: tiny-then-large /rerank on an idle server, /tokenize bombs, "

@@ -741,3 +741,64 @@ fn precomputed_files_damaged_or_from_another_model_are_named() {
     std::fs::remove_file(&path).unwrap();
     assert!(open(&[dir.path().to_path_buf()]).contains("no .ansel-vectors file"));
 }
+
+/// Encodes like `inner` for its first `calls` calls, then fails.
+struct FailsAfter {
+    inner: Arc<ToyEncoder>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Encoder for FailsAfter {
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let left = self.calls.load(std::sync::atomic::Ordering::SeqCst);
+        if left == 0 {
+            return Err("the encoder broke".into());
+        }
+        self.calls
+            .store(left - 1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.encode(texts)
+    }
+}
+
+#[test]
+fn a_vectors_file_that_fails_half_way_leaves_the_old_one_and_no_temporary() {
+    use crate::precomputed::{write_file, PrecomputedVectors};
+    let dir = tempfile::tempdir().unwrap();
+    let texts = ["one.", "two.", "three.", "four."];
+    let path = dir.path().join("a.ansel-vectors");
+    write_file(
+        &path,
+        ToyEncoder::new("toy", 16, 1).as_ref(),
+        &texts[..1],
+        8,
+    )
+    .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    // The probe and the first batch of two are encoded, the second batch fails.
+    let failing = FailsAfter {
+        inner: ToyEncoder::new("toy", 16, 1),
+        calls: 2.into(),
+    };
+    let err = write_file(&path, &failing, &texts, 2)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the encoder broke") && err.contains("a.ansel-vectors"),
+        "{err}"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["a.ansel-vectors"]);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(PrecomputedVectors::open(std::slice::from_ref(&path)).is_ok());
+}

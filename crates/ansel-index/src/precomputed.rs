@@ -70,10 +70,30 @@ pub fn write_file(
         probe: dense::probe(encoder).map_err(&fail)?,
     };
     let tmp = path.with_extension("tmp");
-    let io = |e| IndexError::io(&tmp, e);
-    let mut out = BufWriter::new(File::create(&tmp).map_err(io)?);
+    write_rows(&tmp, &header, encoder, texts, batch, &fail)
+        .and_then(|rows| {
+            std::fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))?;
+            Ok(rows)
+        })
+        // A file that failed half-way is never left behind, whole or in part.
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+/// Writes the whole file to `tmp` and syncs it; returns the rows written.
+fn write_rows(
+    tmp: &Path,
+    header: &PrecomputedHeader,
+    encoder: &dyn Encoder,
+    texts: &[&str],
+    batch: usize,
+    fail: &dyn Fn(String) -> IndexError,
+) -> Result<u64, IndexError> {
+    let io = |e| IndexError::io(tmp, e);
+    let mut out = BufWriter::new(File::create(tmp).map_err(io)?);
     let mut crc = crc32fast::Hasher::new();
-    let header_bytes = serde_json::to_vec(&header).map_err(|e| fail(e.to_string()))?;
+    let header_bytes = serde_json::to_vec(header).map_err(|e| fail(e.to_string()))?;
     out.write_all(MAGIC).map_err(io)?;
     out.write_all(&(header_bytes.len() as u32).to_le_bytes())
         .map_err(io)?;
@@ -81,7 +101,7 @@ pub fn write_file(
     crc.update(&header_bytes);
     let mut rows = 0u64;
     for chunk in texts.chunks(batch.max(1)) {
-        let vectors = encoder.encode(chunk).map_err(&fail)?;
+        let vectors = encoder.encode(chunk).map_err(fail)?;
         if vectors.len() != chunk.len() {
             return Err(fail(format!(
                 "the encoder returned {} vectors for {} texts",
@@ -111,7 +131,6 @@ pub fn write_file(
     out.write_all(&crc.finalize().to_le_bytes()).map_err(io)?;
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))?;
     Ok(rows)
 }
 

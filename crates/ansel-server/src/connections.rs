@@ -1,7 +1,8 @@
 //! The accept loop: hyper connections with a header-read timeout (which also ends idle
 //! keep-alive connections: hyper starts it whenever a connection waits for a request head), a
 //! write-stall timeout (a client that stops reading its answer is cut off, and the answer
-//! freed), a bounded header buffer, a cap on open connections (beyond it, a fast 503 and close),
+//! freed), a bounded header buffer, retries held until the `Retry-After` their connection was
+//! given, a cap on open connections (beyond it, a fast 503 and close),
 //! and a shutdown that drains in-flight requests for a grace period, then returns whatever
 //! stalled clients still hold.
 
@@ -15,7 +16,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -129,7 +130,7 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
+        let service = PacedRetries::new(router.clone());
         let stream = WriteStallLimit::new(stream, limits.write_timeout);
         let conn = builder.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
@@ -141,6 +142,70 @@ pub async fn serve(
     drop(listener);
     let _ = tokio::time::timeout(limits.grace, graceful.shutdown()).await;
     Ok(())
+}
+
+/// Longest a retry is held: a `Retry-After` estimate is capped here, so that a held request
+/// still ends well within the shutdown grace period.
+const MAX_HOLD: Duration = Duration::from_secs(5);
+
+/// One connection's service: a request that arrives before the `Retry-After` of the 503 this
+/// connection was just given waits until then, and is then handled like any other. A client that
+/// honours `Retry-After` never waits; one that retries at once (a hammer) costs one refusal per
+/// `Retry-After` instead of one per round trip, so refusing cannot eat the CPU that admitted
+/// requests need. The wait is a timer: no thread and no admission slot is held meanwhile.
+struct PacedRetries {
+    inner: TowerToHyperService<Router>,
+    /// When the last 503's `Retry-After` ends (HTTP/1.1 handles one request at a time per
+    /// connection, so this is never contended).
+    not_before: Arc<std::sync::Mutex<Option<Instant>>>,
+}
+
+impl PacedRetries {
+    fn new(router: Router) -> Self {
+        PacedRetries {
+            inner: TowerToHyperService::new(router),
+            not_before: Arc::default(),
+        }
+    }
+}
+
+/// The `Retry-After` of a 503 (whole seconds), capped at [`MAX_HOLD`].
+fn retry_after(response: &axum::response::Response) -> Option<Duration> {
+    if response.status() != hyper::StatusCode::SERVICE_UNAVAILABLE {
+        return None;
+    }
+    let seconds: u64 = response
+        .headers()
+        .get(hyper::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds).min(MAX_HOLD))
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for PacedRetries {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        let inner = self.inner.clone();
+        let not_before = self.not_before.clone();
+        Box::pin(async move {
+            let hold = not_before.lock().map(|mut t| t.take()).unwrap_or(None);
+            if let Some(until) = hold {
+                tokio::time::sleep_until(until.into()).await;
+            }
+            let response = inner.call(request).await?;
+            if let Some(after) = retry_after(&response) {
+                if let Ok(mut t) = not_before.lock() {
+                    *t = Some(Instant::now() + after);
+                }
+            }
+            Ok(response)
+        })
+    }
 }
 
 /// A stream whose writes fail once none has made progress for `limit` (hyper has no write

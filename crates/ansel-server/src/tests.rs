@@ -1412,3 +1412,95 @@ async fn with_several_models_a_busy_one_refuses_before_parsing_the_texts() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
     let _ = keeping.await;
 }
+
+/// Sends one keep-alive `POST` on `stream` and reads its answer: the status code and the body.
+async fn exchange(stream: &mut tokio::net::TcpStream, path: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "closed before a response head");
+        received.extend_from_slice(&chunk[..n]);
+        if let Some(i) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&received[..head_end]).to_lowercase();
+    let status = head[9..12].parse().unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    while received.len() < head_end + length {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "closed inside a response body");
+        received.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&received[head_end..head_end + length]).into_owned();
+    (status, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_sent_before_its_retry_after_waits_until_then_on_its_connection_only() {
+    // Issue 41: clients retrying 50 ms after each 503 made the server spend on refusals the CPU
+    // that admitted requests needed. A retry is now held (a timer) until its Retry-After ends.
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (open, gate) = std::sync::mpsc::channel();
+    let limits = Limits {
+        timeout: Duration::from_millis(300),
+        max_batch: 1,
+        queue_len: 1,
+        ..Limits::default()
+    };
+    let rerank = Box::new(GatedRanker {
+        gate: std::sync::Mutex::new(gate),
+    });
+    let state = state_with_reranker(dir.path(), limits, rerank);
+    let (addr, stop, server) = serve_on_loopback(state, ConnectionLimits::default()).await;
+    let body = r#"{"query": "bees", "texts": ["bees"]}"#;
+    let mut hammer = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // The worker blocks in the model: 503 at the deadline, with Retry-After: 1.
+    let (status, text) = exchange(&mut hammer, "/rerank", body).await;
+    assert_eq!(status, 503, "{text}");
+    let refused_at = Instant::now();
+    drop(open); // the model scores again from now on
+    let retry = tokio::spawn(async move {
+        let answer = exchange(&mut hammer, "/rerank", body).await;
+        (answer, refused_at.elapsed(), hammer)
+    });
+    // Another connection is served at once meanwhile.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut other = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let sent = Instant::now();
+    let (status, text) = exchange(&mut other, "/rerank", body).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        sent.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        sent.elapsed()
+    );
+    // The immediate retry was handled once its Retry-After was over, then admitted.
+    let ((status, text), waited, mut hammer) = retry.await.unwrap();
+    assert_eq!(status, 200, "{text}");
+    assert!(waited >= Duration::from_millis(850), "{waited:?}");
+    // A 200 releases the connection: its next request is not held.
+    let sent = Instant::now();
+    let (status, text) = exchange(&mut hammer, "/rerank", body).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        sent.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        sent.elapsed()
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
