@@ -12,6 +12,7 @@
 # Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 rows=docs/results/default-model.jsonl

@@ -112,7 +112,11 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     while read -r json; do record stage timing index "$name" <<<"$json"; done <"$rows.tmp"
     rm -f "$rows.tmp"
   done
-  # The default cascade (eval-ask's defaults) with each retriever, over the chosen format.
+  # The cascade the page measured (the former default: BM25 20, the AS2-only student keeps 2, MPNet
+  # reranks; PRUNE_MODEL / KEEP / RETRIEVE and another ROWS measure another) with each retriever,
+  # over the chosen format.
+  bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8
+  cascade=(--prune-model "${PRUNE_MODEL:-minilm-l6-mpnet-distilled-int8}" --keep "${KEEP:-2}" --retrieve "${RETRIEVE:-20}")
   chosen=${CHOSEN_FORMAT:-$(python3 scripts/dense-retrieval-report.py "$rows" --choose)}
   echo "== storage format: $chosen" >&2
   for line in "${indexes[@]}"; do
@@ -121,7 +125,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
       have stage cascade index "$name" retrieval "$retriever" && continue
       echo "== default cascade, $retriever retriever, over $name" >&2
       "$ansel" eval-ask --index "data/$name-dense-$chosen" --questions "$questions" \
-        --retriever "$retriever" --json |
+        --retriever "$retriever" "${cascade[@]}" --json |
         record stage cascade index "$name" retrieval "$retriever" format "$chosen"
     done
   done

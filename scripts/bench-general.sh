@@ -11,6 +11,7 @@
 # No test split is read: SQuAD's test articles are left out of every collection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 work=target/general

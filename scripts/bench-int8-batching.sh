@@ -5,6 +5,7 @@
 # Writes docs/results/int8-batching.{md,jsonl}. Needs data/squad-sent (scripts/squad-sent-data.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 ansel=target/release/ansel
 [ -x "$ansel" ] || cargo build --release -q -p ansel
 [ -f data/squad-sent/dev-x-150.jsonl ] || bash scripts/squad-sent-data.sh

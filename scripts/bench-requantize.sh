@@ -9,6 +9,7 @@
 # REPORT_ONLY=1 rewrites the page. Needs ../shared/data and data/squad-sent (squad-sent-data.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${ANSEL_SHARED_DATA:-../shared/data}
 before=${BEFORE:-6711be4}
 ansel=target/release/ansel

@@ -23,6 +23,11 @@ lab=target/release/ansel-lab
 rows=${ROWS:-docs/results/scale.jsonl}
 questions=data/squad-sent/dev-ask.jsonl
 encoder=${DENSE_MODEL:-vendor/models/minilm-l6-cosine-int8}
+# The cascade the page measured: the former default (BM25 20, the AS2-only student keeps 2, MPNet
+# reranks); PRUNE_MODEL=minilm-l6-general-distilled-int8 KEEP=3 RETRIEVE=16 with another ROWS file
+# measures today's (R@20 is then the answer among the RETRIEVE retrieved).
+cascade=(--prune-model "${PRUNE_MODEL:-minilm-l6-mpnet-distilled-int8}" --keep "${KEEP:-2}" --retrieve "${RETRIEVE:-20}")
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8
 work=target/scale
 touch "$rows"
 mkdir -p "$work"
@@ -79,7 +84,7 @@ evaluate() { # size kind retriever
   echo "== $size: eval-ask --retriever $retriever" >&2
   local cost
   cost=$(timed "$work/ask.json" "$ansel" eval-ask --index "$work/$size-$kind" --questions "$questions" \
-    --retriever "$retriever" --reader none --json)
+    --retriever "$retriever" "${cascade[@]}" --reader none --json)
   python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); c=json.loads(sys.argv[2]); a["R@20"]=a["found"]/a["questions"]; a["eval_peak_rss_mb"]=c["peak_rss_mb"]; print(json.dumps(a))' \
     "$work/ask.json" "$cost" | record stage ask size "$size" index "$kind" retriever "$retriever"
 }

@@ -8,6 +8,7 @@
 # Needs python3 with cbor2 (VENV, default bench/.venv-trec-car, created when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${DATA:-../shared/data/trec-car/test200-v1.5}
 model=${MODEL:-minilm-l6-mpnet-distilled-int8}
 venv=${VENV:-bench/.venv-trec-car}

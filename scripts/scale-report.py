@@ -135,7 +135,7 @@ for (size, kind), rs in sorted(builds.items(), key=lambda kv: (order(kv[0][0]), 
 w("")
 w("## Answering")
 w("")
-w("`ansel eval-ask --retriever R --reader none` (retrieve 20, the student keeps 2, MPNet reranks):")
+w("`ansel eval-ask --retriever R --reader none` with the former cascade (retrieve 20, the AS2-only student `minilm-l6-mpnet-distilled-int8` keeps 2, MPNet reranks; `scripts/bench-scale.sh` pins it):")
 w("P@1 (the first answer holds the answer text), R@20 (a retrieved sentence holds it), milliseconds")
 w("per question, and the peak RSS of the whole process (index, vectors, graph, both models).")
 w("")

@@ -18,7 +18,7 @@ echo "== main job: rank the sample questions with the default model and score th
 # mpnet-base-general is rank's default (crates/ansel/src/models/mod.rs), the cross-encoder it fuses
 # is ask's reranker and the distilled student ask's first ranker; word overlap and BM25 are the
 # lexical baselines.
-models=(--model mpnet-base-general --model mpnet-base-squad-tanda-int8 --model minilm-l6-mpnet-distilled-int8
+models=(--model mpnet-base-general --model mpnet-base-squad-tanda-int8 --model minilm-l6-general-distilled-int8
   --model wo-rr --model bm25)
 ./target/release/ansel eval --data examples/sample-questions.jsonl "${models[@]}"
 if [ -f ../shared/data/wikiqa/WikiQA-test.tsv ]; then

@@ -6,16 +6,18 @@
 #     bench/general_suite.py train), BM25's top 8;
 #   - SemEval-2016 task A train (part 2: forum question -> comments);
 #   - WikiQA train, TrecQA train-all (300 lists), SQuAD-sent train (1500 lists): the AS2 skill.
-# List-wise: target 0.3 x gold + 0.7 x softmax(teacher). Starts from minilm-l6-squad-transfer.
+# Pointwise: target 0.3 x gold + 0.7 x sigmoid(a x teacher + b), (a, b) a Platt fit to the gold
+# labels. Starts from minilm-l6-squad-transfer.
 # Dev (checkpoint choice): 100 squad-keyword lists, WikiQA dev, 100 SemEval dev lists.
 # Also writes runs/minilm-l6-general-distilled: the student read in windows (80 words every 60) as
-# the shipped fusions read long passages. Not shipped (models/ holds its predecessor; see
-# docs/results/general-reranker.md). On 2 cores: 36,604 pairs, 1144 steps, 45 min at 14-22 pairs/s,
+# the shipped fusions read long passages. Phase 2 and SHIP=1 (below) made the shipped
+# models/minilm-l6-general-distilled-int8 (docs/results/general-reranker.md). On 2 cores: 36,604 pairs, 1144 steps, 45 min at 14-22 pairs/s,
 # after 8.5 min of teacher scoring. Resumable: rerun the script after a kill. Then
 # `MODELS="runs/minilm-l6-general-distilled-int8 runs/minilm-l6-general-distilled" bash
 # scripts/bench-general.sh` puts both on the dev suite. Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 work=target/general-student
@@ -41,31 +43,27 @@ if [ ! -f "$work/mix.jsonl" ]; then
   python3 bench/mix_lists.py --seed 5 --out "$work/devmix.jsonl" keyword="$suite/squad-keyword.jsonl:100:30" \
     wikiqa="$suite/wikiqa-dev.jsonl:0:40" semeval="$suite/semeval-cqa.jsonl:100:10"
 fi
-# The teacher: the shipped student fusion's card without its windows (the student reads 128 tokens).
+# The teacher: the former student fusion (the AS2-only student's logit + 10 x all-MiniLM-L6-v2's
+# cosine, the student reading 128 tokens: no windows); models/minilm-l6-general is now the fusion
+# of the student this script makes.
 python3 - "$work/teacher/model.json" <<'PY'
 import json, sys
-card = json.load(open("models/minilm-l6-general/model.json"))
-card["name"] = "minilm-l6-general-128"
-del card["config"]["windows"]
-for m in card["config"]["members"]:  # the card's paths are relative to models/minilm-l6-general
-    m["model"] = "../../../models/minilm-l6-general/" + m["model"]
+members = [{"model": "../../../models/minilm-l6-mpnet-distilled-int8", "weight": 1.0},
+           {"model": "../../../vendor/models/minilm-l6-cosine-int8", "weight": 10.0}]
+card = {"kind": "pair-fusion", "name": "minilm-l6-general-128", "ansel_version": "0.1.0",
+        "config": {"members": members},
+        "training": {"train_data": [], "dev_data": "target/general/suite", "hyperparameters": {
+            "score": "logit of minilm-l6-mpnet-distilled-int8 + 10 x cosine of minilm-l6-cosine-int8"},
+            "seed": 7, "epochs_completed": 0, "best_epoch": None, "metrics": {}, "train_seconds": 0.0,
+            "machine": "nothing trained", "base": ["minilm-l6-mpnet-distilled-int8", "minilm-l6-cosine-int8"]}}
 json.dump(card, open(sys.argv[1], "w"), indent=1)
 PY
-resume=()
-[ -f "$run/checkpoint/state.json" ] && resume=(--resume)
-if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
-  "$ansel" train --model cross-encoder --base models/minilm-l6-squad-transfer \
-    --train "$work/mix.jsonl" --dev "$work/devmix.jsonl" --out "$run" --name minilm-l6-general-student \
-    --teacher "$work/teacher" --distill-weight 0.7 --temperature 1 --teacher-cache "$work/teacher-cache" \
-    --lr 3e-5 --batch-size 16 --accumulate 2 --threads 2 --seed 42 --epochs 1 --eval-every 200 \
-    "${resume[@]}"
-fi
-[ -f "$out/model.json" ] || "$ansel" quantize --model "$run" --out "$out" --precision int8
-# The same student read in windows: a one-member pair-fusion card beside it.
-python3 - "$out" <<'PY'
+# The same student read in windows: a one-member pair-fusion card beside OUT (OUT without -int8).
+windowed_card() {
+  python3 - "$1" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-card = json.load(open("models/minilm-l6-general/model.json"))
+card = json.load(open("models/mpnet-base-general/model.json"))
 card["name"] = os.path.basename(out).removesuffix("-int8")
 card["config"] = {"members": [{"model": "../" + os.path.basename(out), "weight": 1.0}],
                   "windows": card["config"]["windows"]}
@@ -80,6 +78,18 @@ path = out.removesuffix("-int8")
 os.makedirs(path, exist_ok=True)
 json.dump(card, open(os.path.join(path, "model.json"), "w"), indent=2)
 PY
+}
+resume=()
+[ -f "$run/checkpoint/state.json" ] && resume=(--resume)
+if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
+  "$ansel" train --model cross-encoder --base models/minilm-l6-squad-transfer \
+    --train "$work/mix.jsonl" --dev "$work/devmix.jsonl" --out "$run" --name minilm-l6-general-student \
+    --teacher "$work/teacher" --distill-weight 0.7 --temperature 1 --teacher-cache "$work/teacher-cache" \
+    --lr 3e-5 --batch-size 16 --accumulate 2 --threads 2 --seed 42 --epochs 1 --eval-every 200 \
+    "${resume[@]}"
+fi
+[ -f "$out/model.json" ] || "$ansel" quantize --model "$run" --out "$out" --precision int8
+windowed_card "$out"
 # Phase 2 (PHASE2=1): an AS2-heavier continuation of the student above, because inside `ask` it
 # put the answer first 0.018 less often than the shipped student (docs/results/general-reranker.md).
 # From runs/minilm-l6-general-student, one epoch on 2400 SQuAD-sent train lists + 600 passage, 150
@@ -102,3 +112,22 @@ if ! grep -q '"event":"end"' "$run2/train-log.jsonl" 2>/dev/null; then
     "${resume[@]}"
 fi
 [ -f "$out2/model.json" ] || "$ansel" quantize --model "$run2" --out "$out2" --precision int8
+windowed_card "$out2"
+# SHIP=1: models/minilm-l6-general-distilled-int8 is the phase-2 student, its card named so and
+# holding phase 1's training record (the student replaced minilm-l6-mpnet-distilled-int8 as `ask`'s
+# pruning model; docs/results/general-reranker.md, "A distilled general student").
+[ "${SHIP:-0}" = 1 ] || exit 0
+ship=models/minilm-l6-general-distilled-int8
+rm -rf "$ship.tmp" && cp -r "$out2" "$ship.tmp"
+python3 - "$ship.tmp" "$run/model.json" <<'PY'
+import json, sys
+path, phase1 = sys.argv[1] + "/model.json", json.load(open(sys.argv[2]))
+card = json.load(open(path))
+card["name"] = "minilm-l6-general-distilled-int8"
+card["config"]["source"] = "runs/minilm-l6-general-student-as2 (scripts/train-general-student.sh)"
+card["training"]["phases"] = [
+    {"phase": "general distillation", "run": "runs/minilm-l6-general-student", **phase1["training"]},
+    {"phase": "AS2-heavier continuation", "run": "runs/minilm-l6-general-student-as2"}]
+json.dump(card, open(path, "w"), indent=2)
+PY
+rm -rf "$ship" && mv "$ship.tmp" "$ship"

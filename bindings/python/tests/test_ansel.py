@@ -86,7 +86,7 @@ def test_errors_carry_the_command_lines_messages():
 
 
 def test_the_gil_is_released_while_rust_scores():
-    ranker = ansel.Ranker("minilm-l6-mpnet-distilled-int8")   # the default's fast first stage
+    ranker = ansel.Ranker("minilm-l6-general-distilled-int8")   # the default's fast first stage
     texts = [f"Sentence number {i} says the tower is {i} metres tall." for i in range(300)]
     ticks = 0
     stop = threading.Event()

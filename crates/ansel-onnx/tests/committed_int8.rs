@@ -33,7 +33,7 @@ fn every_committed_int8_model_has_seven_bit_dense_weights() {
     assert_eq!(
         checked,
         [
-            "minilm-l6-mpnet-distilled-int8",
+            "minilm-l6-general-distilled-int8",
             "mpnet-base-squad-tanda-int8"
         ],
         "the committed int8 models"

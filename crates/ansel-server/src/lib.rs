@@ -372,34 +372,36 @@ pub fn run(
         .build()?;
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr).await?;
+        // Before anyone learns the address: a SIGTERM sent as soon as it is printed must find
+        // the handler installed, or the default action kills the server mid-request.
+        let shutdown = shutdown_signal()?;
         on_listen(listener.local_addr()?);
-        serve(listener, state, limits, shutdown_signal()).await
+        serve(listener, state, limits, shutdown).await
     });
     // Connections still open after the grace period are dropped, not waited for.
     runtime.shutdown_background();
     served
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Installs the SIGTERM and Ctrl-C handlers now (tokio's own futures install theirs only when
+/// first polled) and returns a future that resolves on either.
+fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = terminate.recv() => {},
+                _ = interrupt.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
+        })
     }
+    #[cfg(not(unix))]
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 /// A JSON error in text-embeddings-inference's shape.

@@ -1297,7 +1297,7 @@ fn estimated_tokens_follow_the_models_tokenizers() {
     texts.extend(odd.iter().cloned());
     for model in [
         "mpnet-base-squad-tanda-int8",
-        "minilm-l6-mpnet-distilled-int8",
+        "minilm-l6-general-distilled-int8",
     ] {
         let mut tokenizer =
             tokenizers::Tokenizer::from_file(format!("{root}/{model}/tokenizer.json")).unwrap();

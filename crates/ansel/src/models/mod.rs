@@ -50,8 +50,10 @@ pub const DEFAULT_MODEL: &str = "mpnet-base-general";
 pub const DEFAULT_ASK_MODEL: &str = "mpnet-base-squad-tanda-int8";
 
 /// The fast model that orders the retrieved sentences and sends its best on to the ask model: the
-/// MiniLM-L6 student distilled from the MPNet model (int8 ONNX, about 4 ms a sentence on 2 cores).
-pub const DEFAULT_PRUNE_MODEL: &str = "minilm-l6-mpnet-distilled-int8";
+/// general MiniLM-L6 student (int8 ONNX, about 4 ms a sentence on 2 cores), distilled from the
+/// student fusion on passages, keyword queries, forum threads and AS2 lists, so that users'
+/// keyword queries are not pruned by an AS2-only model (docs/results/general-reranker.md).
+pub const DEFAULT_PRUNE_MODEL: &str = "minilm-l6-general-distilled-int8";
 
 fn load_efficient(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
     Ok(Box::new(ansel_efficient::EfficientRanker::load(dir, card)?))
