@@ -79,17 +79,22 @@ os.makedirs(path, exist_ok=True)
 json.dump(card, open(os.path.join(path, "model.json"), "w"), indent=2)
 PY
 }
-resume=()
-[ -f "$run/checkpoint/state.json" ] && resume=(--resume)
-if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
-  "$ansel" train --model cross-encoder --base models/minilm-l6-squad-transfer \
-    --train "$work/mix.jsonl" --dev "$work/devmix.jsonl" --out "$run" --name minilm-l6-general-student \
-    --teacher "$work/teacher" --distill-weight 0.7 --temperature 1 --teacher-cache "$work/teacher-cache" \
-    --lr 3e-5 --batch-size 16 --accumulate 2 --threads 2 --seed 42 --epochs 1 --eval-every 200 \
-    "${resume[@]}"
-fi
-[ -f "$out/model.json" ] || "$ansel" quantize --model "$run" --out "$out" --precision int8
-windowed_card "$out"
+# One distillation phase, resumable: distill RUN BASE MIX WEIGHT LR SEED OUT trains RUN from BASE
+# on MIX (the teacher's weight in the target WEIGHT), then OUT (int8) and its windowed card.
+distill() {
+  local run=$1 base=$2 mix=$3 weight=$4 lr=$5 seed=$6 out=$7 resume=()
+  [ -f "$run/checkpoint/state.json" ] && resume=(--resume)
+  if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
+    "$ansel" train --model cross-encoder --base "$base" \
+      --train "$mix" --dev "$work/devmix.jsonl" --out "$run" --name "$(basename "$run")" \
+      --teacher "$work/teacher" --distill-weight "$weight" --temperature 1 --teacher-cache "$work/teacher-cache" \
+      --lr "$lr" --batch-size 16 --accumulate 2 --threads 2 --seed "$seed" --epochs 1 --eval-every 200 \
+      "${resume[@]}"
+  fi
+  [ -f "$out/model.json" ] || "$ansel" quantize --model "$run" --out "$out" --precision int8
+  windowed_card "$out"
+}
+distill "$run" models/minilm-l6-squad-transfer "$work/mix.jsonl" 0.7 3e-5 42 "$out"
 # Phase 2 (PHASE2=1): an AS2-heavier continuation of the student above, because inside `ask` it
 # put the answer first 0.018 less often than the shipped student (docs/results/general-reranker.md).
 # From runs/minilm-l6-general-student, one epoch on 2400 SQuAD-sent train lists + 600 passage, 150
@@ -102,17 +107,7 @@ if [ ! -f "$work/mix-as2.jsonl" ]; then
     squad-sent="$work/squad-sent-train.jsonl:2400:8" passage="$work/squad-passage-train.jsonl:600:8" \
     semeval="$work/semeval-train.jsonl:150:10" wikiqa="$work/wikiqa-train.jsonl:300:12"
 fi
-resume=()
-[ -f "$run2/checkpoint/state.json" ] && resume=(--resume)
-if ! grep -q '"event":"end"' "$run2/train-log.jsonl" 2>/dev/null; then
-  "$ansel" train --model cross-encoder --base "$run" \
-    --train "$work/mix-as2.jsonl" --dev "$work/devmix.jsonl" --out "$run2" --name minilm-l6-general-student-as2 \
-    --teacher "$work/teacher" --distill-weight 0.5 --temperature 1 --teacher-cache "$work/teacher-cache" \
-    --lr 2e-5 --batch-size 16 --accumulate 2 --threads 2 --seed 43 --epochs 1 --eval-every 200 \
-    "${resume[@]}"
-fi
-[ -f "$out2/model.json" ] || "$ansel" quantize --model "$run2" --out "$out2" --precision int8
-windowed_card "$out2"
+distill "$run2" "$run" "$work/mix-as2.jsonl" 0.5 2e-5 43 "$out2"
 # SHIP=1: models/minilm-l6-general-distilled-int8 is the phase-2 student, its card named so and
 # holding phase 1's training record (the student replaced minilm-l6-mpnet-distilled-int8 as `ask`'s
 # pruning model; docs/results/general-reranker.md, "A distilled general student").

@@ -359,12 +359,15 @@ impl ansel_model::Ranker for GatedRanker {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
-    let dir = tempfile::tempdir().unwrap();
+/// A server whose worker scores one request at a time and lets one wait, its model blocked until
+/// the returned sender sends or is dropped; requests are due `timeout` after arrival.
+fn gated_state(
+    dir: &std::path::Path,
+    timeout: std::time::Duration,
+) -> (std::sync::mpsc::Sender<()>, Arc<AppState>) {
     let (open, gate) = std::sync::mpsc::channel();
     let limits = Limits {
-        timeout: std::time::Duration::from_millis(50),
+        timeout,
         max_batch: 1,
         queue_len: 1,
         ..Limits::default()
@@ -372,7 +375,13 @@ async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
     let rerank = Box::new(GatedRanker {
         gate: std::sync::Mutex::new(gate),
     });
-    let state = state_with_reranker(dir.path(), limits, rerank);
+    (open, state_with_reranker(dir, limits, rerank))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_worker_gets_503s_for_time_and_queue_limits_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (open, state) = gated_state(dir.path(), std::time::Duration::from_millis(50));
     let body = r#"{"query": "bees", "texts": ["bees"]}"#;
     // The worker takes this one and blocks in the model: no answer in time.
     let (status, text) = call(&state, "POST", "/rerank", body).await;
@@ -1454,17 +1463,7 @@ async fn a_retry_sent_before_its_retry_after_waits_until_then_on_its_connection_
     // that admitted requests needed. A retry is now held (a timer) until its Retry-After ends.
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
-    let (open, gate) = std::sync::mpsc::channel();
-    let limits = Limits {
-        timeout: Duration::from_millis(300),
-        max_batch: 1,
-        queue_len: 1,
-        ..Limits::default()
-    };
-    let rerank = Box::new(GatedRanker {
-        gate: std::sync::Mutex::new(gate),
-    });
-    let state = state_with_reranker(dir.path(), limits, rerank);
+    let (open, state) = gated_state(dir.path(), Duration::from_millis(300));
     let (addr, stop, server) = serve_on_loopback(state, ConnectionLimits::default()).await;
     let body = r#"{"query": "bees", "texts": ["bees"]}"#;
     let mut hammer = tokio::net::TcpStream::connect(addr).await.unwrap();
