@@ -8,7 +8,7 @@
 #    shard is one `ansel index` run, so a stopped build resumes at the next shard (DENSE=0 skips
 #    the dense index, whose encoding takes hours on 2 cores);
 # 3. `ansel eval-ask` over the 500 SQuAD dev questions of held-out articles (their articles are in
-#    every index): P@1, R@20 (the answer in the 20 retrieved), p50/p99 and peak RSS, for bm25 and,
+#    every index): P@1, R@20 (the answer among those retrieved), p50/p99 and peak RSS, for bm25 and,
 #    once the dense index is whole, dense and hybrid;
 # 4. `ansel-lab graph-bench`: the graph's recall@100/@20 against the exact search, and search times;
 #    bench/ann-compare: usearch (what ansel builds) against hnsw_rs on the same vectors.
@@ -23,11 +23,12 @@ lab=target/release/ansel-lab
 rows=${ROWS:-docs/results/scale.jsonl}
 questions=data/squad-sent/dev-ask.jsonl
 encoder=${DENSE_MODEL:-vendor/models/minilm-l6-cosine-int8}
-# The cascade the page measured: the former default (BM25 20, the AS2-only student keeps 2, MPNet
-# reranks); PRUNE_MODEL=minilm-l6-general-distilled-int8 KEEP=3 RETRIEVE=16 with another ROWS file
-# measures today's (R@20 is then the answer among the RETRIEVE retrieved).
-cascade=(--prune-model "${PRUNE_MODEL:-minilm-l6-mpnet-distilled-int8}" --keep "${KEEP:-2}" --retrieve "${RETRIEVE:-20}")
-bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8
+# The cascade measured: `ask`'s default (BM25 16, the general student keeps 3, MPNet reranks:
+# DEFAULT_RETRIEVE, DEFAULT_PRUNE_MODEL, DEFAULT_KEEP), or the one PRUNE_MODEL, KEEP and RETRIEVE
+# name (the former default: minilm-l6-mpnet-distilled-int8, 2, 20). Rows are kept per cascade.
+prune=${PRUNE_MODEL:-minilm-l6-general-distilled-int8} keep=${KEEP:-3} retrieve=${RETRIEVE:-16}
+cascade=(--prune-model "$prune" --keep "$keep" --retrieve "$retrieve")
+[ "$prune" = minilm-l6-mpnet-distilled-int8 ] && bash scripts/restore-model.sh "$prune"
 work=target/scale
 touch "$rows"
 mkdir -p "$work"
@@ -80,7 +81,8 @@ PY
 
 evaluate() { # size kind retriever
   local size=$1 kind=$2 retriever=$3
-  have stage ask size "$size" index "$kind" retriever "$retriever" && return
+  have stage ask size "$size" index "$kind" retriever "$retriever" prune_model "$prune" keep "$keep" \
+    retrieve "$retrieve" && return
   echo "== $size: eval-ask --retriever $retriever" >&2
   local cost
   cost=$(timed "$work/ask.json" "$ansel" eval-ask --index "$work/$size-$kind" --questions "$questions" \

@@ -8,11 +8,13 @@ output; MODEL.jsonl.seconds its wall time). Metrics as ansel eval computes them:
 a relevant candidate are skipped (TrecQA's also without a non-relevant one, its --clean), ties
 ranked against the model; nDCG@10 with binary gains. "bm25-order" is the first stage's own order
 (the candidates as listed). Per-pair fusions `A ~ B` score s_A + lambda * s_B with lambda chosen on
-these dev sets (FUSIONS below): no list statistics, so a pair's score is its own.
+these dev sets (FUSIONS below): no list statistics, so a pair's score is its own. A second lambda
+is chosen for queries not phrased as questions (keywords, headings), the same for a whole list.
 """
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -48,6 +50,23 @@ SHIPPED = {
     ("minilm-l6-general-distilled-int8", "minilm-l6-cosine-int8"): "minilm-l6-general",
 }
 WINDOWS = {"words": 80, "stride": 60}
+# The words that open a question, as ansel_text::is_phrased_as_question has them (the shipped
+# fusions pick their lambda with that function; their own rows on this page measure it).
+QUESTION_OPENERS = set("what who whom whose which when where why how is are was were am do does did "
+                       "can could should would will shall may might must has have had name can't "
+                       "won't".split())
+
+
+def phrased_as_question(query):
+    """Whether `query` holds a `?` or its first word opens a question ("what's" and "doesn't" do)."""
+    first = re.search(r"[^\W_]+(?:['\u2019][^\W_]+)*", query)
+    if "?" in query:
+        return True
+    if not first:
+        return False
+    word = first.group(0).lower().replace("\u2019", "'")
+    negated = word[:-3] if word.endswith("n't") else word
+    return any(form in QUESTION_OPENERS for form in (word, word.split("'")[0], negated))
 
 
 
@@ -141,6 +160,8 @@ def main():
     models = sorted({m[: -len(".jsonl")] for s in sets if os.path.isdir(f"{work}/scores/{s}")
                      for m in os.listdir(f"{work}/scores/{s}") if m.endswith(".jsonl")})
     scores = {(s, m): load_scores(work, s, m) for s in sets for m in models}
+    asked = {(s, q["id"]): phrased_as_question(q["question"])
+             for s in sets for q in read_jsonl(f"{work}/suite/{s}.jsonl")}
 
     def lists(s, score_of):
         order, labels = data[s]
@@ -164,7 +185,7 @@ def main():
             rows.append({"set": s, "model": model, **m})
 
     # Per-pair fusion grids, and the lambda each chooses on dev.
-    grids, chosen = {}, {}
+    grids, keyword_grids, chosen = {}, {}, {}
     for ce, bi in FUSIONS:
         if not all(scores.get((s, ce)) and scores.get((s, bi)) for s in sets):
             continue
@@ -179,42 +200,62 @@ def main():
 
         chosen_on = [s for s in sets if s not in CHOOSE_ON_EXCLUDES]
 
-        def admissible(lam):
-            g = grid[lam]
+        def admissible(g):
             as2 = [s for s in chosen_on if s in AS2]
             kept = statistics.mean(g[s]["map"] for s in as2) >= statistics.mean(
                 table[(ce, s)]["map"] for s in as2) - AS2_SLACK
             return kept and all(
                 g[s][PRIMARY[s]] >= table[("bm25-order", s)][PRIMARY[s]] for s in chosen_on)
 
-        def mean_primary(lam):
-            return statistics.mean(grid[lam][s][PRIMARY[s]] for s in chosen_on)
+        def mean_primary(g):
+            return statistics.mean(g[s][PRIMARY[s]] for s in chosen_on)
 
-        ok = [lam for lam in LAMBDAS if admissible(lam)]
-        best = max(ok or LAMBDAS, key=mean_primary)
-        chosen[(ce, bi)] = (best, bool(ok))
+        ok = [lam for lam in LAMBDAS if admissible(grid[lam])]
+        best = max(ok or LAMBDAS, key=lambda lam: mean_primary(grid[lam]))
+        # Then the lambda for lists whose query is not phrased as a question, questions' lists
+        # kept at `best`, by the same rule (ties: the smaller).
+        keyword_grid = {
+            k: {s: metrics(lists(s, lambda q: [a + (best if asked[(s, q)] else k) * b for a, b in
+                                               zip(scores[(s, ce)][q], scores[(s, bi)][q])]))
+                for s in sets}
+            for k in LAMBDAS
+        }
+        keyword_grids[(ce, bi)] = keyword_grid
+        ok_k = [k for k in LAMBDAS if admissible(keyword_grid[k])]
+        best_k = max(ok_k or [best], key=lambda k: mean_primary(keyword_grid[k]))
+        chosen[(ce, bi)] = (best, bool(ok), best_k)
         name = f"{ce} ~ {bi} (lambda {best})"
-        for s in sets:
-            table[(name, s)] = grid[best][s]
-            rows.append({"set": s, "model": name, "lambda": best, **grid[best][s]})
+        named = [(name, grid[best], {"lambda": best})]
+        if best_k != best:
+            named.append((f"{ce} ~ {bi} (lambda {best}, keywords {best_k})", keyword_grid[best_k],
+                          {"lambda": best, "keyword_lambda": best_k}))
+        for row_name, g, fields in named:
+            for s in sets:
+                table[(row_name, s)] = g[s]
+                rows.append({"set": s, "model": row_name, **fields, **g[s]})
         if os.environ.get("WRITE_MODELS") and (ce, bi) in SHIPPED and ok:
-            write_card(SHIPPED[(ce, bi)], ce, bi, best, chosen_on, grid[best])
+            write_card(SHIPPED[(ce, bi)], ce, bi, best, best_k, chosen_on, keyword_grid[best_k])
 
     write_atomic("docs/results/general-reranker.jsonl",
                  "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    write_atomic("docs/results/general-reranker.md", page(work, sets, data, models, table, grids, chosen))
+    shares = {s: statistics.mean(asked[(s, q)] for q in data[s][0]) for s in sets}
+    write_atomic("docs/results/general-reranker.md",
+                 page(work, sets, data, models, table, grids, keyword_grids, chosen, shares))
 
 
-def write_card(name, ce, bi, lam, chosen_on, dev):
-    """models/NAME/model.json: the per-pair fusion ce + lam * bi, how lam was chosen, its dev metrics."""
+def write_card(name, ce, bi, lam, keyword_lam, chosen_on, dev):
+    """models/NAME/model.json: the per-pair fusion ce + lam * bi (keyword_lam * bi for queries not
+    phrased as questions), how both were chosen, its dev metrics."""
+    cosine = {"model": f"../../vendor/models/{bi}", "weight": float(lam)}
+    if keyword_lam != lam:
+        cosine["keyword_weight"] = float(keyword_lam)
     os.makedirs(f"models/{name}", exist_ok=True)
     card = {
         "kind": "pair-fusion",
         "name": name,
         "ansel_version": "0.1.0",
         "config": {
-            "members": [{"model": f"../{ce}", "weight": 1.0},
-                        {"model": f"../../vendor/models/{bi}", "weight": float(lam)}],
+            "members": [{"model": f"../{ce}", "weight": 1.0}, cosine],
             "windows": WINDOWS,
         },
         "training": {
@@ -223,6 +264,10 @@ def write_card(name, ce, bi, lam, chosen_on, dev):
             "hyperparameters": {
                 "score": f"logit of {ce} + lambda * cosine of {bi} (per pair, no list statistics)",
                 "lambda": lam,
+                "keyword_lambda": keyword_lam,
+                "keyword_lambda_for": "queries not phrased as questions (no '?', first word not a "
+                                      "question word or auxiliary: ansel_text::is_phrased_as_question); "
+                                      "chosen by the same rule with questions' lists at lambda",
                 "lambda_grid": LAMBDAS,
                 "rule": f"at or above the first stage's order on every set and mean AS2 dev MAP "
                         f"within {AS2_SLACK} of the cross-encoder alone; best mean primary metric "
@@ -247,7 +292,7 @@ def fmt(x):
     return "" if x is None else f"{x:.3f}"
 
 
-def page(work, sets, data, models, table, grids, chosen):
+def page(work, sets, data, models, table, grids, keyword_grids, chosen, shares):
     suite = json.load(open(f"{work}/suite/suite.json"))
     out = [
         "# A reranker for what users send: the general dev suite (issue 40)\n",
@@ -275,7 +320,8 @@ def page(work, sets, data, models, table, grids, chosen):
         "rows are the pretrained encoders used untouched, the other floor (as the int8 ONNX graphs the",
         "fusions read, whose vectors stay within cosine 0.99 of the float ones; the float encoders were",
         "not rerun on this suite). `A ~ B (lambda L)` scores a pair",
-        "s_A + L * s_B (logit plus L times cosine), L chosen on these sets (below).\n",
+        "s_A + L * s_B (logit plus L times cosine), L chosen on these sets (below); `(lambda L, keywords K)`",
+        "uses K instead for a query not phrased as a question (below).\n",
     ]
     names = ["bm25-order"] + [m for m in UNTRAINED if m in models] + \
         [m for m in models if m not in UNTRAINED] + \
@@ -292,17 +338,20 @@ def page(work, sets, data, models, table, grids, chosen):
                    f" | {fmt(mean(as2, len([s for s in sets if s in AS2])))} |")
     own = [s for s in sets if table.get(("mpnet-base-general", s), {}).get(PRIMARY[s]) is not None]
     missing = [s for s in sets if s not in own]
-    out += ["", "What shipped: `minilm-l6-general` is the student fusion (lambda 10) read in windows (80 words",
+    weights = {SHIPPED[k]: (f"lambda {lam}" + ("" if kw == lam else f", keywords {kw}"))
+               for k, (lam, _, kw) in chosen.items() if k in SHIPPED}
+    student, default = weights.get("minilm-l6-general", "?"), weights.get("mpnet-base-general", "?")
+    out += ["", f"What shipped: `minilm-l6-general` is the student fusion ({student}) read in windows (80 words",
             "every 60), measured as it is on every set above. `mpnet-base-general`, the default of `rank`,",
-            "`eval`, the reranking routes and Python's `Ranker()`, is the MPNet fusion (lambda 6) read in the"]
+            f"`eval`, the reranking routes and Python's `Ranker()`, is the MPNet fusion ({default}) read in the"]
     if missing:
         out += [f"same windows: its own row is measured on {', '.join(own) or 'no set yet'}, and its fusion row",
-                "(lambda 6) stands for it on the other sets, from the cached whole-passage scores (each passage cut",
+                f"({default}) stands for it on the other sets, from the cached whole-passage scores (each passage cut",
                 f"at 128 tokens). Its windowed rows on {', '.join(missing)} are not measured yet (MPNet reading",
                 "the suite in windows takes hours on these cores; `MODELS=models/mpnet-base-general bash",
                 "scripts/bench-general.sh` resumes set by set)."]
     else:
-        out += ["same windows, measured as it is on every set above; its fusion row (lambda 6) is the same",
+        out += [f"same windows, measured as it is on every set above; its fusion row ({default}) is the same",
                 "model reading each passage cut at 128 tokens, from the cached whole-passage scores."]
     out += ["On both models the windows raised squad-passage, squad-keyword and squad-long (compare each",
             "shipped row with its fusion row) and barely moved the AS2 sets, whose sentences are shorter than",
@@ -317,13 +366,30 @@ def page(work, sets, data, models, table, grids, chosen):
             "choice: its passages are longer than the 128 tokens these cached scores read, and the shipped",
             f"models read long passages in windows ({WINDOWS['words']} words every {WINDOWS['stride']}), which their own rows show.\n"]
     for (ce, bi), grid in grids.items():
-        lam, ok = chosen[(ce, bi)]
+        lam, ok, _ = chosen[(ce, bi)]
         out.append(f"### {ce} + lambda * {bi}: lambda {lam}{'' if ok else ' (no lambda met the rule)'}\n")
         out.append("| lambda | " + " | ".join(sets) + " | mean |")
         out.append("|---|" + "---|" * (len(sets) + 1))
         for l, g in grid.items():
             vals = [g[s][PRIMARY[s]] for s in sets]
             out.append(f"| {l} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
+        out.append("")
+    out += ["## A second lambda for queries that are not questions\n",
+            "The AS2 dev sets want little of the cosine and the keyword and heading queries much more (the",
+            "grids above). One query has one phrasing, so a fusion can weigh the cosine by it without mixing",
+            "two scales in one list: `ansel_text::is_phrased_as_question` (a `?` anywhere, or a first word",
+            "that opens a question: what, who, how, is, does, can, name, ...) keeps the lambda above, and",
+            "any other query (keywords, a heading, a claim) gets the keyword lambda, chosen by the same rule",
+            "with the questions' lists held at the lambda above (ties: the smaller). Share of each set's",
+            "queries phrased as questions: " + ", ".join(f"{s} {shares[s]:.2f}" for s in sets) + ".\n"]
+    for (ce, bi), grid in keyword_grids.items():
+        lam, _, kw = chosen[(ce, bi)]
+        out.append(f"### {ce} + lambda * {bi}: questions {lam}, keywords {kw}\n")
+        out.append("| keyword lambda | " + " | ".join(sets) + " | mean |")
+        out.append("|---|" + "---|" * (len(sets) + 1))
+        for k, g in grid.items():
+            vals = [g[s][PRIMARY[s]] for s in sets]
+            out.append(f"| {k} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
         out.append("")
     latency = {}
     for m in models:

@@ -5,30 +5,59 @@
 #   2. runs/minilm-l6-squad-span: MiniLM-L6 (the SQuAD-transfer cross-encoder's weights) with a
 #      start/end head, reading the sentence with 16 words of context each side, trained on the
 #      answer sentences and each record's hardest no-answer sentence ("no span" = [CLS]);
-#      resumable (rerun to continue after a kill);
-#   3. models/minilm-l6-squad-span-int8: the int8 ONNX graph, calibrated on dev records.
-# On 2 cores: 2500 steps x 32 took 4,466 s (74 min; 12-33 readings/s as other work came and went).
-# Needs ../shared/data.
+#      2500 steps x 32 took 4,466 s on 2 cores (74 min; 12-33 readings/s as other work came and
+#      went): dev F1 0.73 after 0.5 epoch;
+#   3. runs/minilm-l6-squad-span-2 (STAGE2=1): from stage 2's weights, 6000 more steps (about two
+#      epochs) on the records with the no-span sentence of one record in four kept, so that three
+#      steps in four teach spans where one in two did (train-quarter-negatives.jsonl), lr 4e-5;
+#   4. models/minilm-l6-squad-span-int8: the int8 ONNX graph of the last stage run, calibrated on
+#      dev records.
+# Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 lab=target/release/ansel-lab
 run=${RUN:-runs/minilm-l6-squad-span}
+run2=${RUN2:-runs/minilm-l6-squad-span-2}
 out=${OUT:-models/minilm-l6-squad-span-int8}
 cargo build --release -q -p ansel -p ansel-lab
 bash scripts/squad-sent-data.sh
 [ -f data/squad-spans/train.jsonl ] ||
   "$lab" squad-spans --data "$data/squad/train-v1.1.rebuilt.json.gz" --split data/squad-sent/split.json --out data/squad-spans
-resume=()
-[ -f "$run/checkpoint/state.json" ] && resume=(--resume)
-if ! grep -q '"event":"end"' "$run/train-log.jsonl" 2>/dev/null; then
-  "$ansel" train --model span-extractor --base models/minilm-l6-squad-transfer \
-    --train data/squad-spans/train.jsonl --dev data/squad-spans/dev.jsonl --dev-records 1000 \
-    --out "$run" --name minilm-l6-squad-span --context-words 16 --no-span --max-len 144 \
-    --batch-size 32 --lr 5e-5 --warmup 0.1 --max-steps 2500 --eval-every 250 --checkpoint-every 50 \
-    --patience 4 --threads 2 "${resume[@]}"
+
+# train RUN NAME BASE TRAIN-FILE FLAGS...: one reader run, resumed from its checkpoint if there is one.
+train() {
+  local dir=$1 name=$2 base=$3 file=$4
+  shift 4
+  grep -q '"event":"end"' "$dir/train-log.jsonl" 2>/dev/null && return
+  local resume=()
+  [ -f "$dir/checkpoint/state.json" ] && resume=(--resume)
+  "$ansel" train --model span-extractor --base "$base" --train "$file" \
+    --dev data/squad-spans/dev.jsonl --dev-records 1000 --out "$dir" --name "$name" \
+    --context-words 16 --no-span --max-len 144 --batch-size 32 --patience 4 --threads 2 \
+    "$@" "${resume[@]}"
+}
+
+train "$run" minilm-l6-squad-span models/minilm-l6-squad-transfer data/squad-spans/train.jsonl \
+  --lr 5e-5 --warmup 0.1 --max-steps 2500 --eval-every 250 --checkpoint-every 50
+last=$run
+if [ -n "${STAGE2:-}" ]; then
+  fewer=data/squad-spans/train-quarter-negatives.jsonl
+  if [ ! -f "$fewer" ]; then
+    python3 -c 'import json, sys
+with open(sys.argv[2], "w") as out:
+    for i, line in enumerate(open(sys.argv[1])):
+        r = json.loads(line)
+        if i % 4:
+            r["negative"] = None
+        out.write(json.dumps(r, ensure_ascii=False) + "\n")' data/squad-spans/train.jsonl "$fewer.tmp"
+    mv "$fewer.tmp" "$fewer"
+  fi
+  train "$run2" minilm-l6-squad-span "$run" "$fewer" \
+    --lr 4e-5 --warmup 0.05 --max-steps 6000 --eval-every 500 --checkpoint-every 100 --seed 3
+  last=$run2
 fi
-"$ansel" quantize --model "$run" --out "$out" --precision int8
+"$ansel" quantize --model "$last" --out "$out" --precision int8
 # The calibration is fitted on dev records (1000, an even sample), never on test.
 "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$out" --records 1000 --calibrate

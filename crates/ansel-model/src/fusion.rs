@@ -25,20 +25,21 @@ impl Fusion {
     }
 }
 
-/// Every question's candidates scored by each of `members` in turn, `add(member index, total,
-/// scores)` folding a member's scores of a question into the question's running total (zeros at
-/// first); a member that returns the wrong number of scores is an error naming it.
+/// Every question's candidates scored by each of `members` in turn, `add(member index, question,
+/// total, scores)` folding a member's scores of a question into the question's running total
+/// (zeros at first); a member that returns the wrong number of scores is an error naming it.
 fn sum_members<'a>(
     questions: &[Question],
     members: impl Iterator<Item = &'a dyn Ranker>,
-    mut add: impl FnMut(usize, &mut [f32], &[f32]),
+    mut add: impl FnMut(usize, &Question, &mut [f32], &[f32]),
 ) -> Result<Vec<Vec<f32>>> {
     let mut fused: Vec<Vec<f32>> = questions
         .iter()
         .map(|q| vec![0.0; q.candidates.len()])
         .collect();
     for (i, member) in members.enumerate() {
-        for (total, scores) in fused.iter_mut().zip(member.score_all(questions)?) {
+        let scored = member.score_all(questions)?;
+        for ((question, total), scores) in questions.iter().zip(fused.iter_mut()).zip(scored) {
             if scores.len() != total.len() {
                 return Err(crate::ModelError::Backend(format!(
                     "{}: {} scores for {} candidates",
@@ -47,7 +48,7 @@ fn sum_members<'a>(
                     total.len()
                 )));
             }
-            add(i, total, &scores);
+            add(i, question, total, &scores);
         }
     }
     Ok(fused)
@@ -99,7 +100,7 @@ impl Ranker for Fusion {
         sum_members(
             questions,
             self.members.iter().map(|m| m.as_ref()),
-            |_, total, scores| add_standardised(total, scores),
+            |_, _, total, scores| add_standardised(total, scores),
         )
     }
 
@@ -119,6 +120,39 @@ pub struct FusionMember {
     pub model: String,
     /// The member's score is multiplied by this before the sum.
     pub weight: f32,
+    /// The weight instead when the query is not phrased as a question (keywords, a heading, a
+    /// claim: [`ansel_text::is_phrased_as_question`]); absent: `weight`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyword_weight: Option<f32>,
+}
+
+/// A member's weight in a [`PairFusion`], by how the query is phrased. One query has one
+/// phrasing, so every candidate of a list is scored with the same weights.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionWeight {
+    /// For a query phrased as a question.
+    pub question: f32,
+    /// For keywords, a heading or a claim.
+    pub keywords: f32,
+}
+
+impl FusionWeight {
+    /// The same weight whatever the query.
+    pub fn fixed(weight: f32) -> FusionWeight {
+        FusionWeight {
+            question: weight,
+            keywords: weight,
+        }
+    }
+
+    /// The weight for `query`.
+    pub fn for_query(&self, query: &str) -> f32 {
+        if self.question == self.keywords || ansel_text::is_phrased_as_question(query) {
+            self.question
+        } else {
+            self.keywords
+        }
+    }
 }
 
 /// The settings of a [`PairFusion`] card (`config`).
@@ -130,19 +164,20 @@ pub struct PairFusionSettings {
     pub windows: Option<crate::Windows>,
 }
 
-/// Sums its members' scores of a pair with fixed weights (chosen on dev data): unlike
-/// [`Fusion`], nothing depends on the other candidates, so a pair's score is its own and
-/// keeps one scale across requests (what calibration and abstention need). A cross-encoder's
-/// logit plus a weighted bi-encoder cosine keeps what the pretrained sentence encoder knows
-/// of general relevance beside the answer-sentence skill (docs/results/general-reranker.md).
+/// Sums its members' scores of a pair with weights chosen on dev data, which may depend on how
+/// the query is phrased: unlike [`Fusion`], nothing depends on the other candidates, so a pair's
+/// score is its own and keeps one scale across requests (what calibration and abstention need).
+/// A cross-encoder's logit plus a weighted bi-encoder cosine keeps what the pretrained sentence
+/// encoder knows of general relevance beside the answer-sentence skill, and keyword queries
+/// want more of the cosine than questions do (docs/results/general-reranker.md).
 pub struct PairFusion {
     name: String,
-    members: Vec<(Box<dyn Ranker>, f32)>,
+    members: Vec<(Box<dyn Ranker>, FusionWeight)>,
 }
 
 impl PairFusion {
     /// Fuses `members` (ranker, weight); at least one.
-    pub fn new(name: String, members: Vec<(Box<dyn Ranker>, f32)>) -> PairFusion {
+    pub fn new(name: String, members: Vec<(Box<dyn Ranker>, FusionWeight)>) -> PairFusion {
         PairFusion { name, members }
     }
 }
@@ -160,8 +195,8 @@ impl Ranker for PairFusion {
         sum_members(
             questions,
             self.members.iter().map(|(m, _)| m.as_ref()),
-            |i, total, scores| {
-                let weight = self.members[i].1;
+            |i, question, total, scores| {
+                let weight = self.members[i].1.for_query(&question.text);
                 for (t, s) in total.iter_mut().zip(scores) {
                     *t += weight * s;
                 }

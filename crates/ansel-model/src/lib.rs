@@ -26,7 +26,8 @@ pub use chunk::{Chunked, Windows};
 pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
 pub use fusion::{
-    add_standardised, Fusion, FusionMember, PairFusion, PairFusionSettings, PAIR_FUSION_KIND,
+    add_standardised, Fusion, FusionMember, FusionWeight, PairFusion, PairFusionSettings,
+    PAIR_FUSION_KIND,
 };
 
 use ansel_data::Question;

@@ -81,9 +81,11 @@ pub fn jacana_examples(
         .collect()
 }
 
-/// Splits text into word tokens as byte ranges: whitespace separates tokens, and leading and
-/// trailing punctuation (quotes, brackets, `,;:.!?`) become tokens of their own, so that
-/// "(1822)." gives "(", "1822", ")" and ".". Returns `(start, end)` byte offsets into `text`.
+/// Splits text into word tokens as byte ranges: whitespace separates tokens, and punctuation
+/// (quotes, brackets, `,;:.!?`, dashes) is a token of its own unless it joins two letters or
+/// digits, so that "(1822)." gives "(", "1822", ")" and "." and a citation mark "2006.[b]" gives
+/// "2006", ".", "[", "b", "]", while "1788-1827", "50,000", "U.S" and "don't" stay whole.
+/// Returns `(start, end)` byte offsets into `text`.
 pub fn split_words(text: &str) -> Vec<(usize, usize)> {
     let is_punct = |c: char| c.is_ascii_punctuation() || "“”‘’«»—–…".contains(c);
     let mut out = Vec::new();
@@ -92,32 +94,24 @@ pub fn split_words(text: &str) -> Vec<(usize, usize)> {
         let start = at + text[at..].find(word).unwrap_or(0);
         at = start + word.len();
         let chars: Vec<(usize, char)> = word.char_indices().collect();
-        let mut lo = 0;
-        let mut hi = chars.len();
-        let mut lead = Vec::new();
-        while lo < hi && is_punct(chars[lo].1) && hi - lo > 1 {
-            lead.push((
-                start + chars[lo].0,
-                start + chars[lo].0 + chars[lo].1.len_utf8(),
-            ));
-            lo += 1;
+        let mut open: Option<usize> = None; // where the token being read starts
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let joins = k > 0
+                && k + 1 < chars.len()
+                && chars[k - 1].1.is_alphanumeric()
+                && chars[k + 1].1.is_alphanumeric();
+            if is_punct(c) && !joins {
+                if let Some(s) = open.take() {
+                    out.push((start + s, start + i));
+                }
+                out.push((start + i, start + i + c.len_utf8()));
+            } else if open.is_none() {
+                open = Some(i);
+            }
         }
-        let mut trail = Vec::new();
-        while hi > lo + 1 && is_punct(chars[hi - 1].1) {
-            let (i, c) = chars[hi - 1];
-            trail.push((start + i, start + i + c.len_utf8()));
-            hi -= 1;
+        if let Some(s) = open {
+            out.push((start + s, start + word.len()));
         }
-        out.extend(lead);
-        if lo < hi {
-            let end = if hi < chars.len() {
-                start + chars[hi].0
-            } else {
-                start + word.len()
-            };
-            out.push((start + chars[lo].0, end));
-        }
-        out.extend(trail.into_iter().rev());
     }
     out
 }
@@ -241,7 +235,7 @@ mod tests {
 
     #[test]
     fn words_split_off_punctuation_and_keep_offsets() {
-        let text = "Fresnel (1788-1827) said: \"it works.\" U.S. 50,000";
+        let text = "Fresnel (1788-1827) said: \"it works.\" U.S. 50,000 2006.[b] don't";
         let words: Vec<&str> = split_words(text)
             .iter()
             .map(|&(s, e)| &text[s..e])
@@ -262,7 +256,13 @@ mod tests {
                 "\"",
                 "U.S",
                 ".",
-                "50,000"
+                "50,000",
+                "2006",
+                ".",
+                "[",
+                "b",
+                "]",
+                "don't"
             ]
         );
         assert_eq!(split_words("  é… "), vec![(2, 4), (4, 7)]);

@@ -53,6 +53,23 @@ fn a_pair_fusion_sums_weighted_member_scores() {
             "{fused:?} vs {wo:?}, {rr:?}"
         );
     }
+    // A keyword weight applies to queries not phrased as questions, the weight to questions.
+    let phrased = serde_json::json!({"members": [
+        {"model": "wo", "weight": 2.0, "keyword_weight": 3.0}, {"model": "rr", "weight": -0.5}]});
+    let by_phrasing = tmp.path().join("by-phrasing");
+    card(&by_phrasing, phrased);
+    assert_eq!(scores(by_phrasing.to_str().unwrap(), &data), fused);
+    let keywords = tmp.path().join("keywords.jsonl");
+    std::fs::write(&keywords, DATA.replace("who wrote hamlet", "hamlet writer")).unwrap();
+    let (wo, rr) = (scores("wo", &keywords), scores("rr", &keywords));
+    let fused = scores(by_phrasing.to_str().unwrap(), &keywords);
+    for i in 0..3 {
+        let expected = 3.0 * wo[i] - 0.5 * rr[i];
+        assert!(
+            (fused[i] - expected).abs() < 1e-5,
+            "{fused:?} vs {wo:?}, {rr:?}"
+        );
+    }
     // With windows, a long candidate is scored by its best window: read two words at a time,
     // "hamlet x y z author" has no window holding both question words: it scores as one word.
     let long = tmp.path().join("long.jsonl");
@@ -86,6 +103,10 @@ fn a_bad_pair_fusion_card_names_its_field() {
             "config.members[0].model",
         ),
         (serde_json::json!({"members": [{"model": "wo"}]}), "weight"),
+        (
+            serde_json::json!({"members": [{"model": "wo", "weight": 1.0, "keyword_weight": 1e39}]}),
+            "config.members[0].keyword_weight",
+        ),
         (
             serde_json::json!({"members": [{"model": ".", "weight": 1.0}]}),
             "config.members[0].model",

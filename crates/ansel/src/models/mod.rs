@@ -37,7 +37,8 @@ const LOADERS: &[(&str, Loader)] = &[
 
 /// The model that ranks candidates users bring (`rank`, `eval`, the reranking routes of `serve`,
 /// the Python `Ranker`): the general reranker, the MPNet TANDA cross-encoder's logit plus 6 x the
-/// cosine of all-mpnet-base-v2, long texts read in windows (models/mpnet-base-general). Users
+/// cosine of all-mpnet-base-v2 (20 x for a query not phrased as a question), long texts read in
+/// windows (models/mpnet-base-general). Users
 /// send web queries, keywords and passages as well as questions, and on those the cross-encoder
 /// alone ranks below BM25 (docs/results/general-reranker.md); the fusion scores each pair on its
 /// own and needs ONNX Runtime only, so the build without libtorch has the same default.
@@ -105,16 +106,25 @@ fn load_pair_fusion(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
                 );
             }
         }
-        if !member.weight.is_finite() {
-            bail!(
-                "{}: {} is not a finite number",
-                at(format!("config.members[{i}].weight")),
-                member.weight
-            );
+        let weights = [
+            ("weight", Some(member.weight)),
+            ("keyword_weight", member.keyword_weight),
+        ];
+        for (field, weight) in weights {
+            if let Some(weight) = weight.filter(|w| !w.is_finite()) {
+                bail!(
+                    "{}: {weight} is not a finite number",
+                    at(format!("config.members[{i}].{field}"))
+                );
+            }
         }
         let ranker =
             resolve_one(&spec, &[]).with_context(|| at(format!("config.members[{i}].model")))?;
-        members.push((ranker, member.weight));
+        let weight = ansel_model::FusionWeight {
+            question: member.weight,
+            keywords: member.keyword_weight.unwrap_or(member.weight),
+        };
+        members.push((ranker, weight));
     }
     let fusion = Box::new(ansel_model::PairFusion::new(card.name.clone(), members));
     Ok(match settings.windows {
