@@ -365,15 +365,17 @@ def page(work, sets, data, models, table, grids, keyword_grids, chosen, shares):
             "relaxed to the AS2 mean after these dev rows were seen. squad-long is left out of the",
             "choice: its passages are longer than the 128 tokens these cached scores read, and the shipped",
             f"models read long passages in windows ({WINDOWS['words']} words every {WINDOWS['stride']}), which their own rows show.\n"]
+    def grid_table(title, column, grid):
+        out.extend([f"### {title}\n", f"| {column} | " + " | ".join(sets) + " | mean |",
+                    "|---|" + "---|" * (len(sets) + 1)])
+        for lam, g in grid.items():
+            vals = [g[s][PRIMARY[s]] for s in sets]
+            out.append(f"| {lam} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
+        out.append("")
+
     for (ce, bi), grid in grids.items():
         lam, ok, _ = chosen[(ce, bi)]
-        out.append(f"### {ce} + lambda * {bi}: lambda {lam}{'' if ok else ' (no lambda met the rule)'}\n")
-        out.append("| lambda | " + " | ".join(sets) + " | mean |")
-        out.append("|---|" + "---|" * (len(sets) + 1))
-        for l, g in grid.items():
-            vals = [g[s][PRIMARY[s]] for s in sets]
-            out.append(f"| {l} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
-        out.append("")
+        grid_table(f"{ce} + lambda * {bi}: lambda {lam}{'' if ok else ' (no lambda met the rule)'}", "lambda", grid)
     out += ["## A second lambda for queries that are not questions\n",
             "The AS2 dev sets want little of the cosine and the keyword and heading queries much more (the",
             "grids above). One query has one phrasing, so a fusion can weigh the cosine by it without mixing",
@@ -384,13 +386,7 @@ def page(work, sets, data, models, table, grids, keyword_grids, chosen, shares):
             "queries phrased as questions: " + ", ".join(f"{s} {shares[s]:.2f}" for s in sets) + ".\n"]
     for (ce, bi), grid in keyword_grids.items():
         lam, _, kw = chosen[(ce, bi)]
-        out.append(f"### {ce} + lambda * {bi}: questions {lam}, keywords {kw}\n")
-        out.append("| keyword lambda | " + " | ".join(sets) + " | mean |")
-        out.append("|---|" + "---|" * (len(sets) + 1))
-        for k, g in grid.items():
-            vals = [g[s][PRIMARY[s]] for s in sets]
-            out.append(f"| {k} | " + " | ".join(fmt(v) for v in vals) + f" | {fmt(statistics.mean(vals))} |")
-        out.append("")
+        grid_table(f"{ce} + lambda * {bi}: questions {lam}, keywords {kw}", "keyword lambda", grid)
     latency = {}
     for m in models:
         for kind in ["passages", "sentences"]:

@@ -38,7 +38,7 @@ def cascade(r):
 
 def cascade_name(r):
     prune, keep, retrieve = cascade(r)
-    return f"BM25/vectors {retrieve} -> {prune} keeps {keep}" + (" (default)" if cascade(r) == DEFAULT_CASCADE else "")
+    return f"retrieve {retrieve}, {prune} keeps {keep}" + (" (default)" if cascade(r) == DEFAULT_CASCADE else "")
 
 
 asks = {(r["size"], r["index"], r["retriever"]): r for r in by("ask") if cascade(r) == DEFAULT_CASCADE}

@@ -33,6 +33,18 @@ fn card(dir: &Path, config: serde_json::Value) {
     std::fs::write(dir.join("model.json"), card.to_string()).unwrap();
 }
 
+/// `fused` is `a.0 * a.1 + b.0 * b.1`, pair by pair.
+fn assert_weighted_sum(fused: &[f64], a: (f64, &[f64]), b: (f64, &[f64])) {
+    assert_eq!(fused.len(), a.1.len());
+    for i in 0..fused.len() {
+        let expected = a.0 * a.1[i] + b.0 * b.1[i];
+        assert!(
+            (fused[i] - expected).abs() < 1e-5,
+            "{fused:?} vs {a:?}, {b:?}"
+        );
+    }
+}
+
 #[test]
 fn a_pair_fusion_sums_weighted_member_scores() {
     let tmp = tempfile::tempdir().unwrap();
@@ -46,13 +58,7 @@ fn a_pair_fusion_sums_weighted_member_scores() {
         serde_json::json!({"members": [{"model": "wo", "weight": 2.0}, {"model": "rr", "weight": -0.5}]}),
     );
     let fused = scores(dir.to_str().unwrap(), &data);
-    for i in 0..3 {
-        let expected = 2.0 * wo[i] - 0.5 * rr[i];
-        assert!(
-            (fused[i] - expected).abs() < 1e-5,
-            "{fused:?} vs {wo:?}, {rr:?}"
-        );
-    }
+    assert_weighted_sum(&fused, (2.0, &wo), (-0.5, &rr));
     // A keyword weight applies to queries not phrased as questions, the weight to questions.
     let phrased = serde_json::json!({"members": [
         {"model": "wo", "weight": 2.0, "keyword_weight": 3.0}, {"model": "rr", "weight": -0.5}]});
@@ -63,13 +69,7 @@ fn a_pair_fusion_sums_weighted_member_scores() {
     std::fs::write(&keywords, DATA.replace("who wrote hamlet", "hamlet writer")).unwrap();
     let (wo, rr) = (scores("wo", &keywords), scores("rr", &keywords));
     let fused = scores(by_phrasing.to_str().unwrap(), &keywords);
-    for i in 0..3 {
-        let expected = 3.0 * wo[i] - 0.5 * rr[i];
-        assert!(
-            (fused[i] - expected).abs() < 1e-5,
-            "{fused:?} vs {wo:?}, {rr:?}"
-        );
-    }
+    assert_weighted_sum(&fused, (3.0, &wo), (-0.5, &rr));
     // With windows, a long candidate is scored by its best window: read two words at a time,
     // "hamlet x y z author" has no window holding both question words: it scores as one word.
     let long = tmp.path().join("long.jsonl");
