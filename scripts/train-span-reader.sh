@@ -7,9 +7,11 @@
 #      answer sentences and each record's hardest no-answer sentence ("no span" = [CLS]);
 #      2500 steps x 32 took 4,466 s on 2 cores (74 min; 12-33 readings/s as other work came and
 #      went): dev F1 0.73 after 0.5 epoch;
-#   3. runs/minilm-l6-squad-span-2 (STAGE2=1): from stage 2's weights, 6000 more steps (about two
+#   3. runs/minilm-l6-squad-span-2 (STAGE2=1): from the first run's weights, 6000 more steps (about two
 #      epochs) on the records with the no-span sentence of one record in four kept, so that three
 #      steps in four teach spans where one in two did (train-quarter-negatives.jsonl), lr 4e-5;
+#      about 1 step (30-36 readings) a second on 2 cores alone: dev F1 0.737, 0.735, 0.752, 0.762,
+#      0.766 at steps 500-2500 (the first run's best: 0.732);
 #   4. models/minilm-l6-squad-span-int8: the int8 ONNX graph of the last stage run, calibrated on
 #      dev records.
 # Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
