@@ -137,14 +137,6 @@ pub struct FusionWeight {
 }
 
 impl FusionWeight {
-    /// The same weight whatever the query.
-    pub fn fixed(weight: f32) -> FusionWeight {
-        FusionWeight {
-            question: weight,
-            keywords: weight,
-        }
-    }
-
     /// The weight for `query`.
     pub fn for_query(&self, query: &str) -> f32 {
         if self.question == self.keywords || ansel_text::is_phrased_as_question(query) {
