@@ -123,12 +123,8 @@ each row is the candidate-only TANDA model plus a learned correction from the co
 # Issue 19: the same over the MPNet TANDA model. Only its int8 graph is kept, so the encoder is that
 # graph's weights multiplied back by their scales (bench/dequantize_onnx.py, fp32).
 mpnet_heads() {
-  local base=target/mpnet-tanda-dequantized venv=target/onnx-venv
-  if [ ! -f "$base/model.safetensors" ]; then
-    "$venv/bin/python" -c 'import numpy, onnx' 2>/dev/null \
-      || { python3 -m venv "$venv" && "$venv/bin/pip" install -q numpy==2.4.6 onnx==1.23.2; }
-    "$venv/bin/python" bench/dequantize_onnx.py models/mpnet-base-squad-tanda-int8 "$base"
-  fi
+  local base=target/mpnet-tanda-dequantized
+  bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$base"
   heads "$base" runs/cassie-cache-mpnet-tanda \
     "## Heads over the MPNet TANDA cross-encoder (frozen, + its own logit)" \
     "Written by \`bash scripts/bench-cassie.sh mpnet-heads\` (issue 19): the heads of the section above over

@@ -23,8 +23,10 @@ row() { # name command...
 }
 if [ -z "${REPORT_ONLY:-}" ]; then
   cargo build --release -q -p ansel
+  # The calibration is judged in the proportion of answer sentences it was fitted for (ask's).
+  share=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["dev"].get("answer_share"); print(f"--answer-share={s}" if s else "")' "$reader/calibration.json")
   for split in dev test; do
-    row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000
+    row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000 $share
     row "rule baseline, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader rule --records 1000
   done
   # The same weights as an fp32 ONNX graph: what int8 costs in accuracy, and what fp32 costs in time.

@@ -7,7 +7,7 @@ use ansel::answering::CALIBRATION_FILE;
 use ansel::models;
 use ansel_answer::calibration::{Calibration, Platt};
 use ansel_eval::calibration::Reliability;
-use ansel_reader::squad::{read_records, SpanRecord};
+use ansel_reader::squad::read_records;
 use ansel_reader::{best_f1, exact_match, Extraction, SpanExample, SpanReader};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -30,6 +30,12 @@ pub struct EvalReaderArgs {
     /// directory (calibration.json): choose on dev, never on test.
     #[arg(long)]
     calibrate: bool,
+    /// The share of read sentences that hold an answer where the calibration is used (`ask`
+    /// reads its first answer: the share is its P@1). The readings are sampled evenly to that
+    /// proportion before the calibration is fitted and judged; without it, every reading counts
+    /// (the answer sentences and about as many no-answer sentences).
+    #[arg(long, value_parser = share_in_open_unit)]
+    answer_share: Option<f64>,
     /// Also write each record's prediction given the gold sentence as JSON lines
     /// ({"id", "question", "answers", "span", "margin"}), for error analysis.
     #[arg(long)]
@@ -73,6 +79,7 @@ struct Report {
 
 /// One reading as calibration sees it: the margin over "no span", whether the span is exactly
 /// the answer, its token F1, and whether the sentence holds an answer at all.
+#[derive(Clone)]
 struct Judged {
     margin: f32,
     right: bool,
@@ -80,15 +87,37 @@ struct Judged {
     answerable: bool,
 }
 
-/// The records to evaluate: all, or an even sample of `max`.
-fn sample(records: Vec<SpanRecord>, max: usize) -> Vec<SpanRecord> {
-    if max == 0 || max >= records.len() {
-        return records;
+fn share_in_open_unit(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(share) if share > 0.0 && share < 1.0 => Ok(share),
+        _ => Err(format!("{text:?} is not a share strictly between 0 and 1")),
     }
-    let step = records.len() as f64 / max as f64;
+}
+
+/// All of `items`, or an even sample of `max` (0: all).
+fn sample<T: Clone>(items: Vec<T>, max: usize) -> Vec<T> {
+    if max == 0 || max >= items.len() {
+        return items;
+    }
+    let step = items.len() as f64 / max as f64;
     (0..max)
-        .map(|i| records[(i as f64 * step) as usize].clone())
+        .map(|i| items[(i as f64 * step) as usize].clone())
         .collect()
+}
+
+/// The readings in the proportion `share` of answer sentences: the group there is too much of
+/// is sampled evenly, the other kept whole.
+fn in_proportion(judged: Vec<Judged>, share: f64) -> Vec<Judged> {
+    let (answers, others): (Vec<Judged>, Vec<Judged>) =
+        judged.into_iter().partition(|j| j.answerable);
+    let others_wanted = (answers.len() as f64 * (1.0 - share) / share).round() as usize;
+    let (answers, others) = if others_wanted <= others.len() {
+        (answers, sample(others, others_wanted.max(1)))
+    } else {
+        let answers_wanted = (others.len() as f64 * share / (1.0 - share)).round() as usize;
+        (sample(answers, answers_wanted.max(1)), others)
+    };
+    answers.into_iter().chain(others).collect()
 }
 
 fn read(reader: &dyn SpanReader, examples: &[SpanExample]) -> Result<Vec<Option<Extraction>>> {
@@ -157,6 +186,9 @@ pub fn run(args: EvalReaderArgs) -> Result<()> {
         f1: 0.0,
         answerable: false,
     }));
+    if let Some(share) = args.answer_share {
+        judged = in_proportion(judged, share);
+    }
     let agree = found
         .iter()
         .filter(|x| x.as_ref().is_some_and(|x| x.margin() > 0.0))
@@ -299,6 +331,58 @@ fn calibrate(args: &EvalReaderArgs, name: &str, judged: &[Judged]) -> Result<Cal
             "exactly_right": judged.iter().filter(|j| j.right).count(),
             "utility_per_reading": best.1 / judged.len().max(1) as f64,
             "target": "exact match of the span (no-answer sentences: never right)",
+            "answer_share": args.answer_share,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn readings(answers: usize, others: usize) -> Vec<Judged> {
+        let judged = |answerable: bool, i: usize| Judged {
+            margin: i as f32,
+            right: answerable,
+            f1: 1.0,
+            answerable,
+        };
+        (0..answers)
+            .map(|i| judged(true, i))
+            .chain((0..others).map(|i| judged(false, i)))
+            .collect()
+    }
+
+    fn counts(judged: &[Judged]) -> (usize, usize) {
+        let answers = judged.iter().filter(|j| j.answerable).count();
+        (answers, judged.len() - answers)
+    }
+
+    #[test]
+    fn readings_are_sampled_to_the_share_of_answer_sentences() {
+        // Too many no-answer sentences for ask's share: they are thinned, evenly.
+        let kept = in_proportion(readings(1000, 956), 0.84);
+        assert_eq!(counts(&kept), (1000, 190));
+        let margins: Vec<f32> = kept
+            .iter()
+            .filter(|j| !j.answerable)
+            .map(|j| j.margin)
+            .collect();
+        assert_eq!(margins[..3], [0.0, 5.0, 10.0]);
+        assert!(margins[189] > 900.0, "the sample spans the whole group");
+        // Too many answer sentences: those are thinned instead.
+        assert_eq!(
+            counts(&in_proportion(readings(1000, 956), 0.25)),
+            (319, 956)
+        );
+    }
+
+    #[test]
+    fn a_share_must_lie_strictly_between_0_and_1() {
+        assert_eq!(share_in_open_unit("0.84"), Ok(0.84));
+        for bad in ["0", "1", "1.5", "-0.2", "NaN", "most"] {
+            let err = share_in_open_unit(bad).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
 }
