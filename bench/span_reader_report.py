@@ -22,10 +22,11 @@ print("Records of held-out SQuAD articles (`ansel-lab squad-spans`; 1000, an eve
 print("the best span of the answer sentence, read between its neighbours. *Paragraph*: every sentence")
 print("of the paragraph read, the span with the largest margin over \"no span\" wins. *No-span")
 print("accuracy*: over the answer sentences and one no-answer sentence per record, how often the")
-print("reader prefers a span exactly on the answer sentences. With the shipped calibration (fitted")
-print("on the dev records): *ECE* of the probability that the span is exactly the answer (10 bins,")
-print("every reading), and the share of answer / no-answer sentences whose span is shown (above the")
-print("threshold). Cost: mean ms per sentence read, one at a time, on this machine.")
+print("reader prefers a span exactly on the answer sentences. With each reader's own calibration")
+print("(fitted on the dev records): *ECE* of the probability that the span is exactly the answer (10")
+print("bins; the readings sampled to the share of answer sentences the calibration was fitted for,")
+print("ask's P@1, where it records one), and the share of answer / no-answer sentences whose span is")
+print("shown (above the threshold). Cost: mean ms per sentence read, one at a time, on this machine.")
 print()
 print("| reader | records | sentence EM | sentence F1 | paragraph EM | paragraph F1 | no-span accuracy | ECE | shown: answer / no-answer | ms / reading |")
 print("|---|---|---|---|---|---|---|---|---|---|")
@@ -38,7 +39,13 @@ for r in readers:
 print()
 print("## End to end: `ask` over an index of held-out articles")
 print()
-print("`ansel eval-ask` with the default cascade (BM25 20 → student → MPNet 2) over the index of the")
+def cascade(r):
+    prune = f" → {r['prune_model']} keeps {r['keep']}" if r.get("prune_model") else ""
+    return f"{r['retriever']} {r['retrieve']}{prune} → {r['model']}"
+
+
+cascades = sorted({cascade(r) for r in asks})
+print(f"`ansel eval-ask` with the default cascade ({'; '.join(cascades)}) over the index of the")
 print("22 held-out articles of the split, 500 questions each; *span EM / F1*: the first answer's span")
 print("against the expected answer (no span scores 0); *spans*: questions whose first answer got one.")
 print("p50 / p99 are end to end per question, reader on and off measured in the same session.")

@@ -5,6 +5,8 @@
 #   baseline (longest capitalised or numeric run), with "no span" accuracy and cost per reading;
 # - end to end: `eval-ask` with the default cascade over the held-out articles' index, the span
 #   of the first answer against the expected answer, with the reader on and off (same session).
+# - PREVIOUS=DIR (a reader shipped before, e.g. copied aside before retraining): its dev rows beside
+#   the shipped reader's, measured in the same session.
 # Rows already in the .jsonl are kept, so the script resumes; REPORT_ONLY=1 rewrites the page.
 # Needs ../shared/data and scripts/train-span-reader.sh's outputs.
 set -euo pipefail
@@ -12,7 +14,8 @@ cd "$(dirname "$0")/.."
 ansel=target/release/ansel
 rows=docs/results/span-reader.jsonl
 reader=${READER:-models/minilm-l6-squad-span-int8}
-source=${SOURCE:-runs/minilm-l6-squad-span}
+source=${SOURCE:-runs/minilm-l6-squad-span-2}
+previous=${PREVIOUS:-}
 touch "$rows"
 have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("row")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
 row() { # name command...
@@ -38,5 +41,9 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     row "ask, $split questions, reader off" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader none --json
   done
   row "ask, dev questions, reader fp32 ONNX" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$fp32" --json
+  if [ -n "$previous" ]; then
+    row "previous reader int8, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$previous" --records 1000
+    row "ask, dev questions, previous reader" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$previous" --json
+  fi
 fi
 python3 bench/span_reader_report.py "$rows" >docs/results/span-reader.md

@@ -14,7 +14,8 @@
 #      dev F1 0.737, 0.735, 0.752, 0.762, 0.766, 0.770 at steps 500-3000 (the first run's best:
 #      0.732) before its session ended and took the run with it. runs/ does not outlive a session: where
 #      the first run is gone, the shipped reader's int8 graph, dequantized, stands in for it
-#      (bench/dequantize_onnx.py; within half a quantization step of the first run's weights);
+#      (bench/dequantize_onnx.py; on 2026-11-29 that was the first run's own graph, so the weights
+#      came back within half a quantization step of the first run's);
 #   4. models/minilm-l6-squad-span-int8: the int8 ONNX graph of the last stage run, calibrated on
 #      dev records.
 # Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
