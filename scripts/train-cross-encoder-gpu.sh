@@ -15,7 +15,9 @@
 # of 2026-11-26 (H100, lent for 15 minutes) moved data and weights in 64 MB pieces by hand. TRANSFER_SECONDS
 # and ADAPT_SECONDS bound the phases (each stops at the step count its measured rate allows);
 # `tanda ... --resume` starts after a finished transfer phase. BASE, GPU_DATA and OUT_DIR move the
-# base model, the data and the output elsewhere.
+# base model, the data and the output elsewhere. A device call sends at most 64 MiB and models/ is far
+# more: `bash scripts/device-tree.sh slim` before the call (carry the data and the base it reads),
+# `restore` after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${ANSEL_SHARED_DATA:-../shared/data}
