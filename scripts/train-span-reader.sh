@@ -10,9 +10,11 @@
 #   3. runs/minilm-l6-squad-span-2 (STAGE2=1): from the first run's weights, 4500 more steps (1.5
 #      epochs) on the records with the no-span sentence of one record in four kept, so that three
 #      steps in four teach spans where one in two did (train-quarter-negatives.jsonl), lr 4e-5;
-#      about 1 step (30-36 readings) a second on 2 cores alone. A first schedule of 6000 steps read
-#      dev F1 0.737, 0.735, 0.752, 0.762, 0.766, 0.770 at steps 500-3000 (the first run's best:
-#      0.732) before its session ended and took the run with it. runs/ does not outlive a session: where
+#      about 1 step (30-36 readings) a second on 2 cores alone. The run of 2026-11-29 took 4,719 s:
+#      dev F1 0.727, 0.751, 0.755, 0.755, 0.769, 0.777, 0.772, 0.773, 0.775 at steps 500-4500 (the
+#      first run's best: 0.732); step 3000's weights are kept (EM 0.601, F1 0.777). An earlier
+#      schedule of 6000 steps read 0.770 at step 3000 before its session ended and took the run
+#      with it. runs/ does not outlive a session: where
 #      the first run is gone, the shipped reader's int8 graph, dequantized, stands in for it
 #      (bench/dequantize_onnx.py; on 2026-11-29 that was the first run's own graph, so the weights
 #      came back within half a quantization step of the first run's);
