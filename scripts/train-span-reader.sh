@@ -14,10 +14,10 @@
 #      dev F1 0.727, 0.751, 0.755, 0.755, 0.769, 0.777, 0.772, 0.773, 0.775 at steps 500-4500 (the
 #      first run's best: 0.732); step 3000's weights are kept (EM 0.601, F1 0.777). An earlier
 #      schedule of 6000 steps read 0.770 at step 3000 before its session ended and took the run
-#      with it. runs/ does not outlive a session: where
-#      the first run is gone, the shipped reader's int8 graph, dequantized, stands in for it
-#      (bench/dequantize_onnx.py; on 2026-11-29 that was the first run's own graph, so the weights
-#      came back within half a quantization step of the first run's);
+#      with it. runs/ does not outlive a session: where the first run is gone, the shipped
+#      reader's int8 graph, dequantized, stands in for it (bench/dequantize_onnx.py; on 2026-11-29
+#      that was the first run's own graph, so the weights came back within half a quantization
+#      step of the first run's). The stage-2 card's `base` then names that session-local folder;
 #   4. models/minilm-l6-squad-span-int8: the int8 ONNX graph of the last stage run, calibrated on
 #      dev records.
 # Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
