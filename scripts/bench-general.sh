@@ -8,6 +8,7 @@
 # every model on every set, seconds per 30 pairs, and the per-pair fusion weights chosen on dev.
 #   MODELS="minilm-l6-cosine mpnet-base-cosine" bash scripts/bench-general.sh
 #   REPORT_ONLY=1 bash scripts/bench-general.sh
+#   SCORE_ONLY=1 SETS="wikiqa-dev" MODELS=... bash scripts/bench-general.sh   # scores only, no page
 # No test split is read: SQuAD's test articles are left out of every collection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,5 +75,7 @@ for line in list(open(sys.argv[1]))[:20]:
     done
   done
 fi
+# SCORE_ONLY=1 leaves the page alone (it is written from every model's cached scores).
+[ -n "${SCORE_ONLY:-}" ] && exit 0
 # shellcheck disable=SC2086
 python3 scripts/general-report.py "$work" $sets

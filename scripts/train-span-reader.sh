@@ -7,19 +7,21 @@
 #      answer sentences and each record's hardest no-answer sentence ("no span" = [CLS]);
 #      2500 steps x 32 took 4,466 s on 2 cores (74 min; 12-33 readings/s as other work came and
 #      went): dev F1 0.73 after 0.5 epoch;
-#   3. runs/minilm-l6-squad-span-2 (STAGE2=1): from the first run's weights, 4500 more steps (1.5
+#   3. runs/minilm-l6-squad-span-2 (STAGE=2): from the first run's weights, 4500 more steps (1.5
 #      epochs) on the records with the no-span sentence of one record in four kept, so that three
 #      steps in four teach spans where one in two did (train-quarter-negatives.jsonl), lr 4e-5;
 #      about 1 step (30-36 readings) a second on 2 cores alone. The run of 2026-11-29 took 4,719 s:
 #      dev F1 0.727, 0.751, 0.755, 0.755, 0.769, 0.777, 0.772, 0.773, 0.775 at steps 500-4500 (the
-#      first run's best: 0.732); step 3000's weights are kept (EM 0.601, F1 0.777). An earlier
-#      schedule of 6000 steps read 0.770 at step 3000 before its session ended and took the run
-#      with it. runs/ does not outlive a session: where the first run is gone, the shipped
-#      reader's int8 graph, dequantized, stands in for it (bench/dequantize_onnx.py; on 2026-11-29
-#      that was the first run's own graph, so the weights came back within half a quantization
-#      step of the first run's). The stage-2 card's `base` then names that session-local folder;
+#      first run's best: 0.732); step 3000's weights are kept (EM 0.601, F1 0.777);
+#   3b. runs/minilm-l6-squad-span-3 (STAGE=3): from stage 2's weights, 4500 more steps on the same
+#      file in another order (seed 5) at half the peak lr (2e-5), since stage 2's dev F1 flattened
+#      after step 3000 at 4e-5;
 #   4. models/minilm-l6-squad-span-int8: the int8 ONNX graph of the last stage run, calibrated on
 #      dev records.
+# STAGE=N (default 1) trains up to stage N, each from the one before. runs/ need not outlive a
+# session: where no earlier stage finished on this machine, the shipped reader's int8 graph (stage
+# N-1's) is dequantized (bench/dequantize_onnx.py) and stands in for it, within half a quantization
+# step of its weights. Each card lists the data and bases of every stage before it.
 # Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,7 @@ ansel=target/release/ansel
 lab=target/release/ansel-lab
 run=${RUN:-runs/minilm-l6-squad-span}
 run2=${RUN2:-runs/minilm-l6-squad-span-2}
+run3=${RUN3:-runs/minilm-l6-squad-span-3}
 out=${OUT:-models/minilm-l6-squad-span-int8}
 cargo build --release -q -p ansel -p ansel-lab
 bash scripts/squad-sent-data.sh
@@ -38,7 +41,7 @@ bash scripts/squad-sent-data.sh
 train() {
   local dir=$1 name=$2 base=$3 file=$4
   shift 4
-  grep -q '"event":"end"' "$dir/train-log.jsonl" 2>/dev/null && return
+  ended "$dir" && return
   local resume=()
   [ -f "$dir/checkpoint/state.json" ] && resume=(--resume)
   "$ansel" train --model span-extractor --base "$base" --train "$file" \
@@ -47,31 +50,54 @@ train() {
     "$@" "${resume[@]}"
 }
 
-stage1_from_int8=runs/minilm-l6-squad-span-from-int8
-if [ -n "${STAGE2:-}" ] && [ ! -f "$run/model.safetensors" ] && [ -f "$out/model.onnx" ]; then
-  bash scripts/dequantize-onnx.sh "$out" "$stage1_from_int8"
-  run=$stage1_from_int8
-else
-  train "$run" minilm-l6-squad-span models/minilm-l6-squad-transfer data/squad-spans/train.jsonl \
-    --lr 5e-5 --warmup 0.1 --max-steps 2500 --eval-every 250 --checkpoint-every 50
-fi
-last=$run
-if [ -n "${STAGE2:-}" ]; then
-  fewer=data/squad-spans/train-quarter-negatives.jsonl
-  if [ ! -f "$fewer" ]; then
-    python3 -c 'import json, sys
+fewer=data/squad-spans/train-quarter-negatives.jsonl
+if [ ! -f "$fewer" ]; then
+  python3 -c 'import json, sys
 with open(sys.argv[2], "w") as out:
     for i, line in enumerate(open(sys.argv[1])):
         r = json.loads(line)
         if i % 4:
             r["negative"] = None
         out.write(json.dumps(r, ensure_ascii=False) + "\n")' data/squad-spans/train.jsonl "$fewer.tmp"
-    mv "$fewer.tmp" "$fewer"
-  fi
-  train "$run2" minilm-l6-squad-span "$run" "$fewer" \
-    --lr 4e-5 --warmup 0.05 --max-steps 4500 --eval-every 500 --checkpoint-every 100 --seed 3
-  last=$run2
+  mv "$fewer.tmp" "$fewer"
 fi
+
+# stage K BASE: trains stage K's run from BASE.
+stage() {
+  case $1 in
+    1) train "$run" minilm-l6-squad-span "$2" data/squad-spans/train.jsonl \
+         --lr 5e-5 --warmup 0.1 --max-steps 2500 --eval-every 250 --checkpoint-every 50 ;;
+    2) train "$run2" minilm-l6-squad-span "$2" "$fewer" \
+         --lr 4e-5 --warmup 0.05 --max-steps 4500 --eval-every 500 --checkpoint-every 100 --seed 3 ;;
+    3) train "$run3" minilm-l6-squad-span "$2" "$fewer" \
+         --lr 2e-5 --warmup 0.05 --max-steps 4500 --eval-every 500 --checkpoint-every 100 --seed 5 ;;
+  esac
+}
+runs=("" "$run" "$run2" "$run3")
+ended() { grep -q '"event":"end"' "$1/train-log.jsonl" 2>/dev/null; }
+last_stage=${STAGE:-1}
+base=models/minilm-l6-squad-transfer
+first=1
+# The base of the first stage to train is the latest earlier stage that finished on this machine;
+# where none did (runs/ does not outlive a session), the shipped graph, which is stage
+# LAST_STAGE-1's, dequantized afresh (it changes when a stage ships).
+for ((k = last_stage - 1; k >= 1; k--)); do
+  if ended "${runs[$k]}"; then
+    base=${runs[$k]} first=$((k + 1))
+    break
+  fi
+done
+if [ "$first" = 1 ] && [ "$last_stage" -gt 1 ]; then
+  base=runs/minilm-l6-squad-span-from-int8 first=$last_stage
+  echo "no earlier stage on this machine: stage $last_stage starts from $out, dequantized into $base" >&2
+  rm -rf "$base"
+  bash scripts/dequantize-onnx.sh "$out" "$base"
+fi
+for k in $(seq "$first" "$last_stage"); do
+  stage "$k" "$base"
+  base=${runs[$k]}
+done
+last=$base
 "$ansel" quantize --model "$last" --out "$out" --precision int8
 # The calibration is fitted on dev records (1000, an even sample), never on test, in the proportion
 # of answer sentences `ask` reads: its first answer holds the answer for 0.84 of the dev questions

@@ -141,6 +141,9 @@ struct SpanTrainee<'a> {
     /// The encoded lengths of `inputs` (for bucketing).
     lengths: Vec<usize>,
     dev: &'a [SpanExample],
+    /// The base's card when the base is itself a span extractor, so that the new card names the
+    /// data and bases of every stage before it.
+    base_card: Option<ModelCard>,
 }
 
 impl Trainee for SpanTrainee<'_> {
@@ -176,7 +179,7 @@ impl Trainee for SpanTrainee<'_> {
     }
 
     fn write_card(&self, state: &RunState) -> Result<ModelCard> {
-        write_card(self.opts, state, self.inputs.len())
+        write_card(self.opts, self.base_card.as_ref(), state, self.inputs.len())
     }
 
     fn load_weights(&self, dir: &Path) -> Result<()> {
@@ -196,6 +199,11 @@ pub fn train(
     ansel_torch::init(opts.run.threads, opts.run.seed);
     let base_dir = ansel_bert::resolve_base(&opts.run.base)?;
     let (mut model, had_head) = SpanExtractor::from_base(&base_dir, opts.settings())?;
+    let base_card = if base_dir.join(ansel_model::CARD_FILE).is_file() {
+        Some(ModelCard::read(&base_dir)?).filter(|card| card.kind == KIND)
+    } else {
+        None
+    };
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
     let (inputs, gold, dropped) = encode_examples(&model, train)?;
     if inputs.is_empty() {
@@ -229,6 +237,7 @@ pub fn train(
         gold,
         lengths,
         dev,
+        base_card,
     };
     run(
         &trainee,
@@ -241,13 +250,18 @@ pub fn train(
     )
 }
 
-fn write_card(opts: &SpanTrainOptions, state: &RunState, examples: usize) -> Result<ModelCard> {
+fn write_card(
+    opts: &SpanTrainOptions,
+    base_card: Option<&ModelCard>,
+    state: &RunState,
+    examples: usize,
+) -> Result<ModelCard> {
     write_training_card(
         CardParts {
             kind: KIND,
             run: &opts.run,
             settings: serde_json::to_value(opts.settings()).expect("serializes"),
-            base_card: None,
+            base_card,
             hyperparameters: serde_json::json!({
                 "data": opts.data_note,
                 "loss": if opts.no_span {
@@ -340,6 +354,27 @@ mod tests {
         short.settings.max_answer_tokens = 1;
         let found = short.extract_all(&items).unwrap();
         assert!(found.iter().flatten().all(|x| x.end - x.start == 1));
+    }
+
+    #[test]
+    fn a_reader_trained_from_a_reader_records_every_stage_before_it() {
+        let _serial = ansel_bert::testing::serial();
+        let dir = tempfile::tempdir().unwrap();
+        let base = tiny_base(dir.path());
+        let first = dir.path().join("first");
+        let mut opts = options(&base, &first);
+        opts.run.epochs = 1;
+        opts.run.train_path = "stage-1.jsonl".into();
+        train(&opts, &examples(), &examples()).unwrap();
+        let second = dir.path().join("second");
+        let mut opts = options(&first, &second);
+        opts.run.epochs = 1;
+        opts.run.train_path = "stage-2.jsonl".into();
+        let card = train(&opts, &examples(), &examples()).unwrap();
+        let record = card.training.unwrap();
+        assert_eq!(record.train_data, ["stage-1.jsonl", "stage-2.jsonl"]);
+        let bases = [first.to_str().unwrap(), base.to_str().unwrap()];
+        assert_eq!(record.base, bases);
     }
 
     #[test]

@@ -556,6 +556,47 @@ fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
     let answered = report["answered"].as_u64().unwrap();
     assert!((20..=28).contains(&answered), "{report}");
 
+    // --answers-out: each question's answers as `ask --json` gives them, with the expected answer;
+    // --spans 2: the first two answers are read, the others not.
+    let answers_out = dir.path().join("answers.jsonl");
+    succeed(&[
+        "eval-ask",
+        "--index",
+        &index,
+        "--questions",
+        questions.to_str().unwrap(),
+        "--spans",
+        "2",
+        "--answers-out",
+        answers_out.to_str().unwrap(),
+    ]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&answers_out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 28);
+    let first = &lines[0];
+    assert!(
+        first["expected"].is_string() && first["answered"].is_boolean(),
+        "{first}"
+    );
+    let answers = first["answers"].as_array().unwrap();
+    assert!(answers[0]["probability"].is_number(), "{first}");
+    let read = |n: usize| {
+        lines
+            .iter()
+            .filter(|l| !l["answers"][n]["span"].is_null())
+            .count()
+    };
+    assert!(
+        read(0) >= 20 && read(1) > 0 && read(2) == 0,
+        "{} {} {}",
+        read(0),
+        read(1),
+        read(2)
+    );
+
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(
         &bad,

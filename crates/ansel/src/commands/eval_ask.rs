@@ -25,6 +25,13 @@ pub struct EvalAskArgs {
     /// Time budget for ranking each question, as `ask --budget-ms`.
     #[arg(long)]
     budget_ms: Option<u64>,
+    /// Answers whose span the reader reads per question (as `ask --spans`).
+    #[arg(long, default_value_t = ansel_answer::DEFAULT_SPANS)]
+    spans: usize,
+    /// Also write every question's answers (as `ask --json` gives them) with its expected answer,
+    /// one JSON line per question, for error analysis.
+    #[arg(long)]
+    answers_out: Option<PathBuf>,
     /// Print one JSON object instead of a table row.
     #[arg(long)]
     json: bool,
@@ -81,6 +88,7 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
         ansel::answering::calibration_for(&args.cascade.model, args.calibration.as_deref())?;
     let (mut answered, mut answered_right) = (0, 0);
     let (mut span_em, mut span_f1, mut spans) = (0.0, 0.0, 0);
+    let mut answer_lines = String::new();
     let mut reciprocal_ranks = Vec::new();
     let mut millis = Vec::new();
     for item in &labelled {
@@ -90,9 +98,17 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             top_k: args.top,
             budget: args.budget_ms.map(std::time::Duration::from_millis),
             retriever: None,
-            spans: ansel_answer::DEFAULT_SPANS,
+            spans: args.spans,
         })?;
         millis.push(start.elapsed().as_secs_f64() * 1e3);
+        if args.answers_out.is_some() {
+            let mut line = serde_json::to_value(&answers)?;
+            if let Some(c) = &calibration {
+                c.annotate(&mut line, &answers);
+            }
+            line["expected"] = serde_json::json!(item.answer);
+            answer_lines += &format!("{line}\n");
+        }
         let rank = answers
             .answers
             .iter()
@@ -111,6 +127,9 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             answered += 1;
             answered_right += usize::from(rank == Some(0));
         }
+    }
+    if let Some(path) = &args.answers_out {
+        ansel_model::write_atomic(path, answer_lines.as_bytes())?;
     }
     millis.sort_by(f64::total_cmp);
     let n = labelled.len() as f64;
