@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ansel=target/release/ansel
 rows=docs/results/span-reader.jsonl
 reader=${READER:-models/minilm-l6-squad-span-int8}
-source=${SOURCE:-runs/minilm-l6-squad-span-2}
+source=${SOURCE:-runs/minilm-l6-squad-span-3}
 previous=${PREVIOUS:-}
 touch "$rows"
 have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("row")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
@@ -27,13 +27,17 @@ row() { # name command...
 if [ -z "${REPORT_ONLY:-}" ]; then
   cargo build --release -q -p ansel
   # The calibration is judged in the proportion of answer sentences it was fitted for (ask's).
-  share=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["dev"].get("answer_share"); print(f"--answer-share={s}" if s else "")' "$reader/calibration.json")
+  share_of() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["dev"].get("answer_share"); print(f"--answer-share={s}" if s else "")' "$1/calibration.json"; }
+  share=$(share_of "$reader")
   for split in dev test; do
     row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000 $share
     row "rule baseline, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader rule --records 1000
   done
   # The same weights as an fp32 ONNX graph: what int8 costs in accuracy, and what fp32 costs in time.
   fp32=target/span-reader-fp32
+  # A graph left from another source (an earlier stage) is made again.
+  python3 -c 'import json,os,sys; sys.exit(json.load(open(sys.argv[1]))["config"]["source"] != os.path.abspath(sys.argv[2]))' \
+    "$fp32/model.json" "$source" 2>/dev/null || rm -rf "$fp32"
   [ -f "$fp32/model.onnx" ] || "$ansel" quantize --model "$source" --out "$fp32" --precision fp32
   row "reader fp32 ONNX, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$fp32" --records 1000
   for split in dev test; do
@@ -42,7 +46,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   done
   row "ask, dev questions, reader fp32 ONNX" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$fp32" --json
   if [ -n "$previous" ]; then
-    row "previous reader int8, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$previous" --records 1000
+    row "previous reader int8, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$previous" --records 1000 $(share_of "$previous")
     row "ask, dev questions, previous reader" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$previous" --json
   fi
 fi

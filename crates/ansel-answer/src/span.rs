@@ -9,7 +9,7 @@ use serde::Serialize;
 use std::sync::Mutex;
 
 /// Answers whose span is read per question unless told otherwise: the first. A reading costs
-/// about 5 ms on these CPUs (docs/results/span-reader.md) and `ask` has a 150 ms p50 bound.
+/// about 6 ms on these CPUs (docs/results/span-reader.md) and `ask` has a 150 ms p50 bound.
 pub const DEFAULT_SPANS: usize = 1;
 
 /// An answer span: byte offsets into the answer sentence's `text`, and the probability that it
