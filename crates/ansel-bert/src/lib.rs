@@ -114,6 +114,15 @@ pub fn card_settings<T: serde::de::DeserializeOwned>(
 /// The files a BERT model directory needs.
 const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
+/// The card of a base model directory when it is a model of `kind` trained by ansel (so that a
+/// model trained from it can name the stages before it); `None` for other directories.
+pub fn base_card(dir: &Path, kind: &str) -> Result<Option<ansel_model::ModelCard>> {
+    if !dir.join(ansel_model::CARD_FILE).is_file() {
+        return Ok(None);
+    }
+    Ok(Some(ansel_model::ModelCard::read(dir)?).filter(|card| card.kind == kind))
+}
+
 /// Resolves `--base`: a local Hugging Face directory, or a hub id (`owner/name`), which is
 /// downloaded into the Hugging Face cache (`$HF_HOME`, else `~/.cache/huggingface`) when the
 /// machine is online; offline, the error says how to pass a directory instead.

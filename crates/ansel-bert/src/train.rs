@@ -104,12 +104,7 @@ type Base = (
 fn load_base(spec: &str) -> Result<Base> {
     let dir = resolve_base(spec)?;
     let (model, tokenizer, initialised) = read_model_dir(&dir)?;
-    let card = if dir.join(ansel_model::CARD_FILE).is_file() {
-        let card = ModelCard::read(&dir)?;
-        (card.kind == KIND).then_some(card)
-    } else {
-        None
-    };
+    let card = crate::base_card(&dir, KIND)?;
     Ok((model, tokenizer, dir, card, initialised))
 }
 

@@ -199,11 +199,7 @@ pub fn train(
     ansel_torch::init(opts.run.threads, opts.run.seed);
     let base_dir = ansel_bert::resolve_base(&opts.run.base)?;
     let (mut model, had_head) = SpanExtractor::from_base(&base_dir, opts.settings())?;
-    let base_card = if base_dir.join(ansel_model::CARD_FILE).is_file() {
-        Some(ModelCard::read(&base_dir)?).filter(|card| card.kind == KIND)
-    } else {
-        None
-    };
+    let base_card = ansel_bert::base_card(&base_dir, KIND)?;
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
     let (inputs, gold, dropped) = encode_examples(&model, train)?;
     if inputs.is_empty() {
