@@ -16,7 +16,7 @@ if [ "$(cat "$venv/installed-pins" 2>/dev/null)" != "$pins" ]; then
   "$venv/bin/pip" install -q $pins
   echo "$pins" >"$venv/installed-pins"
 fi
-[ "${1:-}" = --venv-only ] && exit 0  # scripts/test.sh installs it early, in the background
+[ "${1:-}" = --prepare ] && exit 0  # scripts/test.sh installs it early, in the background
 bin=target/release/ansel
 [ -x "$bin" ] || cargo build --release -q -p ansel
 # shellcheck source=scripts/serve-sample.sh

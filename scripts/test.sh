@@ -10,12 +10,13 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
     { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }
 fi
 cargo fmt --all -- --check
-# The pinned Python tools of the client and OpenAPI checks install (mostly network) while cargo
-# builds; both checks wait for it below.
-venvs_log=target/test-venvs.log
+# The pinned Python tools of the Spark, client and OpenAPI checks download and install (network,
+# little CPU) while cargo builds; those checks wait for it below.
+prepare_log=target/test-prepare.log
 mkdir -p target
-{ bash scripts/test-clients.sh --venv-only && bash scripts/test-openapi.sh --venv-only; } >"$venvs_log" 2>&1 &
-venvs=$!
+{ bash scripts/test-spark.sh --prepare && bash scripts/test-clients.sh --prepare &&
+  bash scripts/test-openapi.sh --prepare; } >"$prepare_log" 2>&1 &
+prepared=$!
 # Clippy and the tests use the release profile that scripts/setup.sh builds with: the dependencies
 # (torch-sys's C++ wrapper above all) then compile once instead of once per profile, which halves CI.
 cargo clippy -q --release --all-targets -- -D warnings
@@ -28,9 +29,9 @@ cargo test -q --release -p ansel --lib --no-default-features
 python3 scripts/check-readme-commands.py README.md docs/guide/*.md
 # The Python package, installed with pip into a fresh virtual environment.
 bash scripts/test-python.sh
+wait "$prepared" || { cat "$prepare_log" >&2; echo "preparing the Spark, client and OpenAPI checks failed" >&2; exit 1; }
 bash scripts/test-spark.sh   # ansel.spark on local[2] Spark (pinned pyspark, Java 17)
 # Real reranking clients (cohere SDK, rerankers) against a running server.
-wait "$venvs" || { cat "$venvs_log" >&2; echo "installing the clients' and OpenAPI tools failed" >&2; exit 1; }
 bash scripts/test-clients.sh
 # The OpenAPI document validates, and schemathesis finds no 5xx or schema violation (bounded run).
 bash scripts/test-openapi.sh
