@@ -5,7 +5,10 @@
 # dev sets whose queries are questions (no test split is read). Both members score each set's
 # candidates whole (bench-general.sh's 128-token cache) and every window of the candidates longer
 # than a window (target/general/windows/scores); the grid is computed from those scores, as the
-# windowed model would score each cell. About 35,000 windows: some 90 minutes on 2 cores; resumable.
+# windowed model would score each cell. About 35,000 windows: 82 minutes on 2 cores (2026-11-29,
+# beside other work for a third of it); resumable. ANSEL names the binary that scores: a copy two
+# folders below the checkout (target/bench-bin/ansel, where it finds vendor/libtorch), so that
+# target/release can be rebuilt meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 members=(mpnet-base-squad-tanda-int8 vendor/models/mpnet-base-cosine-int8)

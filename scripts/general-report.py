@@ -250,13 +250,6 @@ def write_card(name, ce, bi, lam, keyword_lam, chosen_on, dev):
     if keyword_lam != lam:
         cosine["keyword_weight"] = float(keyword_lam)
     os.makedirs(f"models/{name}", exist_ok=True)
-    # A passage weight is chosen afterwards, on window scores (general-passage-report.py): kept.
-    path = f"models/{name}/model.json"
-    former = json.load(open(path)) if os.path.exists(path) else None
-    passage = {}
-    if former and "passage_weight" in former["config"]["members"][1]:
-        cosine["passage_weight"] = former["config"]["members"][1]["passage_weight"]
-        passage = {k: v for k, v in former["training"]["hyperparameters"].items() if k.startswith("passage")}
     card = {
         "kind": "pair-fusion",
         "name": name,
@@ -281,7 +274,6 @@ def write_card(name, ce, bi, lam, keyword_lam, chosen_on, dev):
                         "(nDCG@10 general, MAP AS2)",
                 "windows": f"candidates over {WINDOWS['words']} words scored by their best window of "
                            f"{WINDOWS['words']} words every {WINDOWS['stride']} (chosen before measuring)",
-                **passage,
             },
             "seed": 7,
             "epochs_completed": 0,
@@ -293,10 +285,7 @@ def write_card(name, ce, bi, lam, keyword_lam, chosen_on, dev):
             "base": [ce, f"{bi} (pretrained sentence encoder, untrained here)"],
         },
     }
-    if passage:
-        card["training"]["metrics"].update({k: v for k, v in former["training"]["metrics"].items()
-                                            if "passage weight" in k})
-    write_atomic(path, json.dumps(card, indent=2) + "\n")
+    write_atomic(f"models/{name}/model.json", json.dumps(card, indent=2) + "\n")
 
 
 def fmt(x):

@@ -124,47 +124,25 @@ pub struct FusionMember {
     /// claim: [`ansel_text::is_phrased_as_question`]); absent: `weight`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword_weight: Option<f32>,
-    /// For a question, the weight instead grows with the words the pair reads; absent: `weight`
-    /// at any length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passage_weight: Option<PassageWeight>,
 }
 
-/// A question's weight by the words of the candidate (or window) it is paired with: the
-/// member's `weight` up to `from_words`, `weight` here from `to_words` on, a straight line
-/// between. A passage wants more of a bi-encoder's cosine than a sentence does
-/// (docs/results/general-passage-weight.md).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PassageWeight {
-    pub weight: f32,
-    pub from_words: usize,
-    pub to_words: usize,
-}
-
-/// A member's weight in a [`PairFusion`], by how the query is phrased and, for a question,
-/// how long the candidate is. Each depends on the pair alone.
+/// A member's weight in a [`PairFusion`], by how the query is phrased. One query has one
+/// phrasing, so every candidate of a list is scored with the same weights.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionWeight {
     /// For a query phrased as a question.
     pub question: f32,
     /// For keywords, a heading or a claim.
     pub keywords: f32,
-    /// For a question, the weight by the candidate's words instead of `question`.
-    pub passage: Option<PassageWeight>,
 }
 
 impl FusionWeight {
-    /// The weight for a pair: `asked` whether the query is phrased as a question
-    /// ([`ansel_text::is_phrased_as_question`]), `words` the candidate's whitespace-separated words.
-    pub fn for_pair(&self, asked: bool, words: usize) -> f32 {
-        match (asked, self.passage) {
-            (false, _) => self.keywords,
-            (true, None) => self.question,
-            (true, Some(p)) => {
-                let span = p.to_words.saturating_sub(p.from_words).max(1) as f32;
-                let share = (words.saturating_sub(p.from_words) as f32 / span).min(1.0);
-                self.question + (p.weight - self.question) * share
-            }
+    /// The weight for `query`.
+    pub fn for_query(&self, query: &str) -> f32 {
+        if self.question == self.keywords || ansel_text::is_phrased_as_question(query) {
+            self.question
+        } else {
+            self.keywords
         }
     }
 }
@@ -210,11 +188,9 @@ impl Ranker for PairFusion {
             questions,
             self.members.iter().map(|(m, _)| m.as_ref()),
             |i, question, total, scores| {
-                let asked = ansel_text::is_phrased_as_question(&question.text);
-                let pairs = total.iter_mut().zip(scores).zip(&question.candidates);
-                for ((t, s), candidate) in pairs {
-                    let words = candidate.text.split_whitespace().count();
-                    *t += self.members[i].1.for_pair(asked, words) * s;
+                let weight = self.members[i].1.for_query(&question.text);
+                for (t, s) in total.iter_mut().zip(scores) {
+                    *t += weight * s;
                 }
             },
         )
@@ -293,31 +269,6 @@ mod tests {
         assert_eq!(scores[0], -1.0);
         assert!(scores[1].is_nan());
         assert_eq!(scores[2], 1.0);
-    }
-
-    #[test]
-    fn a_question_weight_grows_with_the_candidate_words_and_a_keyword_weight_does_not() {
-        let w = FusionWeight {
-            question: 6.0,
-            keywords: 20.0,
-            passage: Some(PassageWeight {
-                weight: 15.0,
-                from_words: 40,
-                to_words: 80,
-            }),
-        };
-        let at = |asked, words| w.for_pair(asked, words);
-        assert_eq!((at(true, 0), at(true, 40)), (6.0, 6.0));
-        assert_eq!(
-            (at(true, 60), at(true, 80), at(true, 500)),
-            (10.5, 15.0, 15.0)
-        );
-        assert_eq!((at(false, 10), at(false, 80)), (20.0, 20.0));
-        let flat = FusionWeight { passage: None, ..w };
-        assert_eq!(
-            (flat.for_pair(true, 500), flat.for_pair(false, 5)),
-            (6.0, 20.0)
-        );
     }
 
     #[test]

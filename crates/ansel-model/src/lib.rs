@@ -27,7 +27,7 @@ pub use files::{replace_dir, write_atomic, write_questions};
 pub use fingerprint::Fingerprint;
 pub use fusion::{
     add_standardised, Fusion, FusionMember, FusionWeight, PairFusion, PairFusionSettings,
-    PassageWeight, PAIR_FUSION_KIND,
+    PAIR_FUSION_KIND,
 };
 
 use ansel_data::Question;

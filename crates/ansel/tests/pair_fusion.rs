@@ -70,22 +70,6 @@ fn a_pair_fusion_sums_weighted_member_scores() {
     let (wo, rr) = (scores("wo", &keywords), scores("rr", &keywords));
     let fused = scores(by_phrasing.to_str().unwrap(), &keywords);
     assert_weighted_sum(&fused, (3.0, &wo), (-0.5, &rr));
-    // A passage weight raises a question's weight with the candidate's words: "hamlet was
-    // written by shakespeare" (5 words) gets the full 4, "the play is set in denmark" (6) too,
-    // "who knows" (2) stays at 2; words from 2 to 4 on the way.
-    let ramp = tmp.path().join("ramp");
-    card(
-        &ramp,
-        serde_json::json!({"members": [
-            {"model": "wo", "weight": 2.0, "passage_weight": {"weight": 4.0, "from_words": 2, "to_words": 4}},
-            {"model": "rr", "weight": -0.5}]}),
-    );
-    let (wo, rr) = (scores("wo", &data), scores("rr", &data));
-    let ramped = scores(ramp.to_str().unwrap(), &data);
-    for (i, weight) in [4.0, 4.0, 2.0].into_iter().enumerate() {
-        let expected = weight * wo[i] - 0.5 * rr[i];
-        assert!((ramped[i] - expected).abs() < 1e-5, "{ramped:?}: {i}");
-    }
     // With windows, a long candidate is scored by its best window: read two words at a time,
     // "hamlet x y z author" has no window holding both question words: it scores as one word.
     let long = tmp.path().join("long.jsonl");
@@ -122,11 +106,6 @@ fn a_bad_pair_fusion_card_names_its_field() {
         (
             serde_json::json!({"members": [{"model": "wo", "weight": 1.0, "keyword_weight": 1e39}]}),
             "config.members[0].keyword_weight",
-        ),
-        (
-            serde_json::json!({"members": [{"model": "wo", "weight": 1.0,
-                "passage_weight": {"weight": 2.0, "from_words": 80, "to_words": 40}}]}),
-            "config.members[0].passage_weight",
         ),
         (
             serde_json::json!({"members": [{"model": ".", "weight": 1.0}]}),

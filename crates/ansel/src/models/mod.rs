@@ -109,10 +109,6 @@ fn load_pair_fusion(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
         let weights = [
             ("weight", Some(member.weight)),
             ("keyword_weight", member.keyword_weight),
-            (
-                "passage_weight.weight",
-                member.passage_weight.map(|p| p.weight),
-            ),
         ];
         for (field, weight) in weights {
             if let Some(weight) = weight.filter(|w| !w.is_finite()) {
@@ -122,20 +118,11 @@ fn load_pair_fusion(dir: &Path, card: &ModelCard) -> Result<Box<dyn Ranker>> {
                 );
             }
         }
-        if let Some(p) = member.passage_weight.filter(|p| p.from_words >= p.to_words) {
-            bail!(
-                "{}: from_words {} is not below to_words {}",
-                at(format!("config.members[{i}].passage_weight")),
-                p.from_words,
-                p.to_words
-            );
-        }
         let ranker =
             resolve_one(&spec, &[]).with_context(|| at(format!("config.members[{i}].model")))?;
         let weight = ansel_model::FusionWeight {
             question: member.weight,
             keywords: member.keyword_weight.unwrap_or(member.weight),
-            passage: member.passage_weight,
         };
         members.push((ranker, weight));
     }
