@@ -35,6 +35,7 @@ QUESTION_WEIGHT = 6
 SETS = ["squad-passage", "squad-long", "semeval-cqa", "wikiqa-dev", "trecqa-dev-f", "squad-sent-dev-x"]
 FROM_WORDS = [20, 30, 40]
 PASSAGE_WEIGHTS = [8, 10, 12, 15, 20, 30]
+UNIFORM_WEIGHTS = [0, 2, 4, 6, 8, 10, 15, 20]
 PAGE = "docs/results/general-passage-weight.md"
 
 
@@ -186,6 +187,13 @@ def run_report(work):
             f"{(mean_chosen(grid[best]) - mean_chosen(today)) if best else 0.0:+.4f}, a question or two:",
             "no reason to change the default. The reconstruction holds: the shipped weights computed from",
             "the window scores give the model's own measured row.\n"]
+    out += ["## One weight at every length, in windows\n",
+            "The same window scores with one question weight w for every pair: where each set peaks.\n",
+            "| w | " + " | ".join(SETS) + " | mean (without squad-long) |", "|---|" + "---|" * (len(SETS) + 1)]
+    for w in UNIFORM_WEIGHTS:
+        g = on_sets(lambda n, w=w: w)
+        out.append(f"| {w} | " + " | ".join(fmt(g[s]) for s in SETS) + f" | {fmt(mean_chosen(g))} |")
+    out.append("")
     out += ["## Read whole, cut at 128 tokens (the first measurement)\n",
             "The same grid on whole candidates cut at 128 tokens, as general-reranker.md's lambda grids read",
             "them: the passage sets gain more here, where the cosine makes up for the words the cut leaves",
