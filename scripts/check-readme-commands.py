@@ -75,6 +75,9 @@ options = parser.parse_args()
 binary = options.binary
 if not binary.exists():
     sys.exit(f"{binary}: not built (cargo build --release -p ansel)")
+for page in options.pages:
+    if not page.is_file():
+        sys.exit(f"{page}: no such page")
 top = help_text()
 subcommands = set(re.findall(r"^  ([a-z][a-z-]*)\s{2,}", top.split("Commands:")[1].split("Options:")[0], re.M))
 failed = False
