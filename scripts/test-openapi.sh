@@ -8,14 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=target/openapi-venv
-pins="schemathesis==4.32.5 openapi-spec-validator==0.9.0"
-# The pins installed are written last: importing the tools to see whether they are there takes seconds.
-if [ "$(cat "$venv/installed-pins" 2>/dev/null)" != "$pins" ]; then
-  python3 -m venv "$venv"
-  # shellcheck disable=SC2086
-  "$venv/bin/pip" install -q $pins
-  echo "$pins" >"$venv/installed-pins"
-fi
+# shellcheck source=scripts/pinned-venv.sh
+source scripts/pinned-venv.sh
+pinned_venv "$venv" schemathesis==4.32.5 openapi-spec-validator==0.9.0
 [ "${1:-}" = --prepare ] && exit 0  # scripts/test.sh installs it early, in the background
 bin=target/release/ansel
 [ -x "$bin" ] || cargo build --release -q -p ansel
