@@ -366,6 +366,7 @@ def main():
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--transfer-batch", type=int, default=64)
     p.add_argument("--transfer-lr", type=float, default=3e-5)
+    p.add_argument("--transfer-epochs", type=int, default=1)
     p.add_argument("--transfer-seconds", type=float, default=300)
     p.add_argument("--adapt-batch", type=int, default=32)
     p.add_argument("--adapt-lr", type=float, default=1e-5)
@@ -425,7 +426,7 @@ def main():
         log("resumed", checkpoint=checkpoint)
     else:
         phases = [train_phase(model, transfer, name="transfer", lr=args.transfer_lr, batch=args.transfer_batch,
-                              epochs=1, seconds=args.transfer_seconds, seed=args.seed, enc=enc,
+                              epochs=args.transfer_epochs, seconds=args.transfer_seconds, seed=args.seed, enc=enc,
                               device=device, amp=amp, gold_weight=args.gold_weight)]
         save_file({k: v.contiguous() for k, v in model.state_dict().items() if not k.endswith("position_ids")},
                   checkpoint + ".tmp")

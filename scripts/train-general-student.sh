@@ -14,10 +14,10 @@
 # models/minilm-l6-general-distilled-int8 (docs/results/general-reranker.md). On 2 cores: 36,604 pairs, 1144 steps, 45 min at 14-22 pairs/s,
 # after 8.5 min of teacher scoring. Resumable: rerun the script after a kill. Then
 # `MODELS="runs/minilm-l6-general-distilled-int8 runs/minilm-l6-general-distilled" bash
-# scripts/bench-general.sh` puts both on the dev suite. Needs ../shared/data.
+# scripts/bench-general.sh` puts both on the dev suite. DATA_ONLY=1 stops after the mixture.
+# Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 work=target/general-student
@@ -43,6 +43,9 @@ if [ ! -f "$work/mix.jsonl" ]; then
   python3 bench/mix_lists.py --seed 5 --out "$work/devmix.jsonl" keyword="$suite/squad-keyword.jsonl:100:30" \
     wikiqa="$suite/wikiqa-dev.jsonl:0:40" semeval="$suite/semeval-cqa.jsonl:100:10"
 fi
+# DATA_ONLY=1: the mixture alone (scripts/train-cross-encoder-gpu.sh general-prepare reads it).
+[ "${DATA_ONLY:-0}" = 1 ] && exit 0
+bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/
 # The teacher: the former student fusion (the AS2-only student's logit + 10 x all-MiniLM-L6-v2's
 # cosine, the student reading 128 tokens: no windows); models/minilm-l6-general is now the fusion
 # of the student this script makes.
@@ -58,27 +61,6 @@ card = {"kind": "pair-fusion", "name": "minilm-l6-general-128", "ansel_version":
             "machine": "nothing trained", "base": ["minilm-l6-mpnet-distilled-int8", "minilm-l6-cosine-int8"]}}
 json.dump(card, open(sys.argv[1], "w"), indent=1)
 PY
-# The same student read in windows: a one-member pair-fusion card beside OUT (OUT without -int8).
-windowed_card() {
-  python3 - "$1" <<'PY'
-import json, os, sys
-out = sys.argv[1]
-card = json.load(open("models/mpnet-base-general/model.json"))
-card["name"] = os.path.basename(out).removesuffix("-int8")
-card["config"] = {"members": [{"model": "../" + os.path.basename(out), "weight": 1.0}],
-                  "windows": card["config"]["windows"]}
-card["training"] = {
-    "train_data": [], "dev_data": "target/general/suite (scripts/bench-general.sh)",
-    "hyperparameters": {"score": f"logit of {os.path.basename(out)} alone",
-                        "windows": "candidates over 80 words scored by their best window of 80 words every 60"},
-    "seed": 42, "epochs_completed": 0, "best_epoch": None, "metrics": {}, "train_seconds": 0.0,
-    "machine": "nothing trained: the student's card records its training",
-    "base": [os.path.basename(out)]}
-path = out.removesuffix("-int8")
-os.makedirs(path, exist_ok=True)
-json.dump(card, open(os.path.join(path, "model.json"), "w"), indent=2)
-PY
-}
 # One distillation phase, resumable: distill RUN BASE MIX WEIGHT LR SEED OUT trains RUN from BASE
 # on MIX (the teacher's weight in the target WEIGHT), then OUT (int8) and its windowed card.
 distill() {
@@ -92,7 +74,7 @@ distill() {
       "${resume[@]}"
   fi
   [ -f "$out/model.json" ] || "$ansel" quantize --model "$run" --out "$out" --precision int8
-  windowed_card "$out"
+  python3 scripts/windowed-card.py "$out"  # the student read in windows, beside OUT
 }
 distill "$run" models/minilm-l6-squad-transfer "$work/mix.jsonl" 0.7 3e-5 42 "$out"
 # Phase 2 (PHASE2=1): an AS2-heavier continuation of the student above, because inside `ask` it
