@@ -318,6 +318,7 @@ def write_card(args, summary, best):
                 "precision": "bf16 autocast, fp32 master weights; saved fp16",
                 "max_len": args.max_len,
                 "frozen_word_embeddings": args.freeze_word_embeddings,
+                **dict(d.split("=", 1) for d in args.describe),
             },
             "seed": args.seed,
             "epochs_completed": 1,
@@ -358,6 +359,8 @@ def main():
                    "each --adapt mix starts from the base (adapting alone, TANDA's FT baseline)")
     p.add_argument("--teacher", help="SCORES[+SCORES...]: .npy logits of a teacher, one per --transfer file")
     p.add_argument("--gold-weight", type=float, default=1.0, help="weight of the gold BCE when distilling")
+    p.add_argument("--describe", action="append", default=[], metavar="KEY=TEXT",
+                   help="recorded on the card's hyperparameters (e.g. what the mixture and the teacher are)")
     p.add_argument("--adapt", action="append", default=[],
                    help="NAME=FILE[+FILE...]: an adapt mix (repeatable)")
     p.add_argument("--dev", action="append", required=True, help="NAME=FILE: a dev set (repeatable)")
@@ -378,6 +381,8 @@ def main():
     p.add_argument("--resume", action="store_true", help="start from --out's transfer checkpoint when it has one")
     p.add_argument("--reference-pairs", type=int, default=16)
     args = p.parse_args()
+    if any("=" not in d for d in args.describe):
+        p.error("--describe takes KEY=TEXT")
 
     global START, LOG
     START = time.time()

@@ -147,6 +147,8 @@ PY
       --dev "squad-keyword=$general/squad-keyword.jsonl.gz" --dev "semeval-cqa=$general/semeval-cqa.jsonl.gz" \
       --dev "wikiqa-dev=$general/wikiqa-dev.jsonl.gz" --dev "trecqa-dev-f=$general/trecqa-dev-f.jsonl.gz" \
       --transfer-epochs "${TRANSFER_EPOCHS:-3}" --transfer-seconds "${TRANSFER_SECONDS:-240}" --transfer-lr 2e-5 \
+      --describe "mixture=scripts/train-general-student.sh's: SQuAD passage ranking over the split's train articles (half questions, half keywords; BM25's top 8), SemEval-2016 task A train part 2, WikiQA train, TrecQA train-all (300 lists), SQuAD-sent train (1500 lists); 36,604 pairs" \
+      --describe "teacher_model=mpnet-base-general as shipped (mpnet-base-squad-tanda-int8's logit + 6 x, 20 x for keyword queries, mpnet-base-cosine-int8's cosine; candidates over 80 words read in windows), scored by ansel rank" \
       --freeze-word-embeddings --name mpnet-base-general-ce --out "$general_run" "${@:2}"
     # 15.5 MiB parts: four and the manifest fit one call's 64 MiB back.
     python3 bench/device_pack.py pack "$general_run" "$general_pack" --part-mib 15.5 \
