@@ -18,6 +18,8 @@
 # result travel as int8 packs in parts (bench/device_pack.py), over four calls made back to back
 # while the machine is warm (30 s); budget about 10 of the 15 device minutes:
 #   bash scripts/train-cross-encoder-gpu.sh general-prepare   # here: data/gpu-general, the base's pack
+#       # (the teacher's scores of the 36,604 pairs: 58 min on 2 cores, 2026-11-29, an MPNet reader
+#       # training beside it for half of it; data/gpu-general is 12 MB, the pack 106 MB in 3 parts)
 #   bash scripts/device-tree.sh slim                          # then the four device calls:
 #     1. carry [target/device/mpnet-base/pack.json, target/device/mpnet-base/part-000]
 #        command: bash scripts/train-cross-encoder-gpu.sh general-check
