@@ -57,10 +57,11 @@ train() {
 # MPNET=1: an MPNet reader instead (issue 42's "MPNet where a GPU is available"; here on 2 cores,
 # resumed across sessions), from the shipped MPNet cross-encoder's weights (its int8 graph
 # dequantized, as stage 1 starts from the SQuAD-transfer cross-encoder), stage 1's recipe at a
-# smaller peak lr for 1000 steps (32,000 readings, a fifth of an epoch: MPNet reads 1.1 a second
-# on 2 cores shared with other work, about 2 alone, so the run spans sessions); its int8 graph goes
-# to runs/, not models/ (MPNet costs several times MiniLM-L6 a reading: an opt-in reader or a
-# teacher, not `ask`'s default).
+# smaller peak lr for 1000 steps (32,000 readings, a fifth of an epoch); its int8 graph goes to
+# runs/, not models/ (MPNet costs several times MiniLM-L6 a reading: an opt-in reader or a teacher,
+# not `ask`'s default). The run begun 2026-11-29 read 4.1-5.6 readings/s on 2 cores alone (0.3-1.1
+# with other work beside it), so 1000 steps take about 2 hours and span sessions: dev EM / F1
+# 0.535 / 0.741 at step 200 and 0.571 / 0.764 at step 400 (1000 dev records, fp32; the shipped MiniLM reader's weights 0.601 / 0.774 there), no-span accuracy 0.864 and 0.898 (MiniLM 0.859); rerun with MPNET=1 to resume it.
 if [ "${MPNET:-0}" = 1 ]; then
   tanda=runs/mpnet-base-squad-tanda-dequantized
   bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$tanda"
