@@ -61,7 +61,8 @@ train() {
 # runs/, not models/ (MPNet costs several times MiniLM-L6 a reading: an opt-in reader or a teacher,
 # not `ask`'s default). The run begun 2026-11-29 read 4.1-5.6 readings/s on 2 cores alone (0.3-1.1
 # with other work beside it), so 1000 steps take about 2 hours and span sessions: dev EM / F1
-# 0.535 / 0.741 at step 200 and 0.571 / 0.764 at step 400 (1000 dev records, fp32; the shipped MiniLM reader's weights 0.601 / 0.774 there), no-span accuracy 0.864 and 0.898 (MiniLM 0.859); rerun with MPNET=1 to resume it.
+# 0.535 / 0.741 at step 200 and 0.571 / 0.764 at step 400, no-span accuracy 0.864 and 0.898 (the
+# same evaluation of the shipped MiniLM reader's stage 3: 0.608 / 0.781, 0.858); rerun to resume.
 if [ "${MPNET:-0}" = 1 ]; then
   tanda=runs/mpnet-base-squad-tanda-dequantized
   bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$tanda"
