@@ -29,7 +29,7 @@
 #     4. command: bash scripts/train-cross-encoder-gpu.sh general-fetch   ($OUT: the other parts)
 #   bash scripts/device-tree.sh restore
 #   bash scripts/train-cross-encoder-gpu.sh general-receive FILES_AT...  # here: each call's files_at,
-#       # into runs/mpnet-general-gpu, runs/mpnet-base-general-ce-int8 and its windowed card
+#       # into runs/mpnet-base-general-ce-float, runs/mpnet-base-general-ce-int8 and its windowed card
 #       # runs/mpnet-base-general-ce; then MODELS="runs/mpnet-base-general-ce" bash scripts/bench-general.sh
 # The GPU steps need python3 with torch, transformers, tokenizers, safetensors and numpy. The run
 # of 2026-11-26 (H100, lent for 15 minutes) moved data and weights in 64 MB pieces by hand. TRANSFER_SECONDS
@@ -159,12 +159,15 @@ PY
   general-fetch)
     find "$general_pack" -name 'part-*' ! -name 'part-00[0-3]' -exec cp {} "${OUT:?run on the device machine}"/ \; ;;
   general-receive)
-    # FILES_AT...: the folders the device calls' files landed in, in any order.
+    # FILES_AT...: the folders the device calls' files landed in, in any order. NAME names the
+    # result (runs/NAME-float, runs/NAME-int8 and the windowed card runs/NAME) when one device
+    # session trains several variants.
+    name=${NAME:-mpnet-base-general-ce}
     rm -rf "$general_pack" && mkdir -p "$general_pack"
     for dir in "${@:2}"; do cp "$dir"/pack.json "$dir"/part-* "$general_pack"/ 2>/dev/null || true; done
-    python3 bench/device_pack.py unpack "$general_pack" "$general_run"
-    "$ansel" quantize --model "$general_run" --precision int8 --out runs/mpnet-base-general-ce-int8
-    python3 scripts/windowed-card.py runs/mpnet-base-general-ce-int8  # read in windows, as the default
+    python3 bench/device_pack.py unpack "$general_pack" "runs/$name-float"
+    "$ansel" quantize --model "runs/$name-float" --precision int8 --out "runs/$name-int8"
+    python3 scripts/windowed-card.py "runs/$name-int8"  # read in windows, as the default
     ;;
   *) echo "usage: $0 data|tanda|adapt-alone|teacher|distill|ship|general-prepare|general-check|general-train|general-fetch|general-receive" >&2; exit 2 ;;
 esac
