@@ -25,12 +25,16 @@
 #        command: bash scripts/train-cross-encoder-gpu.sh general-check
 #     2. carry [target/device/mpnet-base/part-001]             command: true
 #     3. carry [target/device/mpnet-base/part-002, data/gpu-general]
-#        command: bash scripts/train-cross-encoder-gpu.sh general-train   (about 6 min; $OUT: parts 0-3)
+#        command: bash scripts/train-cross-encoder-gpu.sh general-train   (126 s on an H200; $OUT: parts 0-3)
 #     4. command: bash scripts/train-cross-encoder-gpu.sh general-fetch   ($OUT: the other parts)
+#     (2026-11-29, H200: calls 1-4 held the machine 242 s, its start included; 3 epochs trained in
+#     102 s at 1,128 pairs/s. While warm, `TRANSFER_EPOCHS=1` and `TRANSFER_EPOCHS=5` general-train
+#     + general-fetch added 96 s and 252 s: 576 s of the 900 in all)
 #   bash scripts/device-tree.sh restore
 #   bash scripts/train-cross-encoder-gpu.sh general-receive FILES_AT...  # here: each call's files_at,
 #       # into runs/mpnet-base-general-ce-float, runs/mpnet-base-general-ce-int8 and its windowed card
-#       # runs/mpnet-base-general-ce; then MODELS="runs/mpnet-base-general-ce" bash scripts/bench-general.sh
+#       # runs/mpnet-base-general-ce; then MODELS="runs/mpnet-base-general-ce" SCORE_ONLY=1 bash
+#       # scripts/bench-general.sh and python3 scripts/general-ce-report.py target/general NAME...
 # The GPU steps need python3 with torch, transformers, tokenizers, safetensors and numpy. The run
 # of 2026-11-26 (H100, lent for 15 minutes) moved data and weights in 64 MB pieces by hand. TRANSFER_SECONDS
 # and ADAPT_SECONDS bound the phases (each stops at the step count its measured rate allows);
