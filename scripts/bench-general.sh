@@ -9,7 +9,9 @@
 #   MODELS="minilm-l6-cosine mpnet-base-cosine" bash scripts/bench-general.sh
 #   REPORT_ONLY=1 bash scripts/bench-general.sh
 #   SCORE_ONLY=1 SETS="wikiqa-dev" MODELS=... bash scripts/bench-general.sh   # scores only, no page
-# No test split is read: SQuAD's test articles are left out of every collection.
+# No test split is read: SQuAD's test articles are left out of every collection. The page is
+# written from the cached scores alone: general-report.py stops, naming them, when the cache lacks
+# models the page shows (DROP_ROWS=1 drops their rows); SCORE_ONLY=1 never writes the page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/restore-model.sh minilm-l6-mpnet-distilled-int8  # the former pruning model left models/

@@ -50,6 +50,7 @@ SHIPPED = {
     ("minilm-l6-general-distilled-int8", "minilm-l6-cosine-int8"): "minilm-l6-general",
 }
 WINDOWS = {"words": 80, "stride": 60}
+PUBLISHED = "docs/results/general-reranker.jsonl"
 # The words that open a question, as ansel_text::is_phrased_as_question has them (the shipped
 # fusions pick their lambda with that function; their own rows on this page measure it).
 QUESTION_OPENERS = set("what who whom whose which when where why how is are was were am do does did "
@@ -154,6 +155,16 @@ def seconds_per_30(work, name, model, pairs):
     return float(open(path).read()) * 30 / pairs if os.path.exists(path) and pairs else None
 
 
+def latency_per_30(work, model, kind):
+    """`ansel bench --per-question`'s median ms per list of `kind` (passages, sentences), scaled to 30
+    pairs (the sentence lists hold about 15 candidates each); None when not measured."""
+    path = f"{work}/latency/{model}.{kind}.json"
+    if not os.path.exists(path) or not os.path.getsize(path):
+        return None
+    r = json.load(open(path))
+    return r["median_ms_per_question"] * 30 * r["questions"] / r["pairs"]
+
+
 def main():
     work, sets = sys.argv[1], sys.argv[2:]
     data = {s: load_set(work, s) for s in sets}
@@ -236,8 +247,14 @@ def main():
         if os.environ.get("WRITE_MODELS") and (ce, bi) in SHIPPED and ok:
             write_card(SHIPPED[(ce, bi)], ce, bi, best, best_k, chosen_on, keyword_grid[best_k])
 
-    write_atomic("docs/results/general-reranker.jsonl",
-                 "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    # The page is written from the cache alone: a cache that lost a model's scores (target/ does
+    # not outlive a machine) would silently drop its published rows.
+    published = {r["model"] for r in read_jsonl(PUBLISHED, missing_ok=True)}
+    lost = sorted(published - {r["model"] for r in rows})
+    if lost and not os.environ.get("DROP_ROWS"):
+        sys.exit(f"general-report: {work}/scores lacks {', '.join(lost)}, which {PUBLISHED} shows; "
+                 "score them (MODELS=...) or set DROP_ROWS=1 to drop their rows")
+    write_atomic(PUBLISHED, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     shares = {s: statistics.mean(asked[(s, q)] for q in data[s][0]) for s in sets}
     write_atomic("docs/results/general-reranker.md",
                  page(work, sets, data, models, table, grids, keyword_grids, chosen, shares))
@@ -387,14 +404,8 @@ def page(work, sets, data, models, table, grids, keyword_grids, chosen, shares):
     for (ce, bi), grid in keyword_grids.items():
         lam, _, kw = chosen[(ce, bi)]
         grid_table(f"{ce} + lambda * {bi}: questions {lam}, keywords {kw}", "keyword lambda", grid)
-    latency = {}
-    for m in models:
-        for kind in ["passages", "sentences"]:
-            path = f"{work}/latency/{m}.{kind}.json"
-            if os.path.exists(path) and os.path.getsize(path):
-                r = json.load(open(path))
-                # Per 30 pairs: the sentence lists hold about 15 candidates each.
-                latency[(m, kind)] = r["median_ms_per_question"] * 30 * r["questions"] / r["pairs"]
+    latency = {(m, kind): latency_per_30(work, m, kind) for m in models for kind in ["passages", "sentences"]}
+    latency = {k: v for k, v in latency.items() if v is not None}
     if latency:
         out += ["## Latency per 30 pairs\n",
                 "`LATENCY_ONLY=1 bash scripts/bench-general.sh`: `ansel bench --per-question`, the median time to",
