@@ -7,6 +7,8 @@
 #   of the first answer against the expected answer, with the reader on and off (same session).
 # - PREVIOUS=DIR (a reader shipped before, e.g. copied aside before retraining): its dev rows beside
 #   the shipped reader's, measured in the same session.
+# - OTHER=DIR (another reader, e.g. runs/mpnet-base-squad-span-int8 from `MPNET=1
+#   scripts/train-span-reader.sh`): its dev rows, named after DIR, measured in the same session.
 # Rows already in the .jsonl are kept, so the script resumes; REPORT_ONLY=1 rewrites the page.
 # Needs ../shared/data and scripts/train-span-reader.sh's outputs.
 set -euo pipefail
@@ -16,6 +18,7 @@ rows=docs/results/span-reader.jsonl
 reader=${READER:-models/minilm-l6-squad-span-int8}
 source=${SOURCE:-runs/minilm-l6-squad-span-3}
 previous=${PREVIOUS:-}
+other=${OTHER:-}
 touch "$rows"
 have() { python3 -c 'import json,sys; sys.exit(0 if any(json.loads(l).get("row")==sys.argv[2] for l in open(sys.argv[1]) if l.strip()) else 1)' "$rows" "$1"; }
 row() { # name command...
@@ -27,7 +30,7 @@ row() { # name command...
 if [ -z "${REPORT_ONLY:-}" ]; then
   cargo build --release -q -p ansel
   # The calibration is judged in the proportion of answer sentences it was fitted for (ask's).
-  share_of() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["dev"].get("answer_share"); print(f"--answer-share={s}" if s else "")' "$1/calibration.json"; }
+  share_of() { python3 -c 'import json,os,sys; s=json.load(open(sys.argv[1]))["dev"].get("answer_share") if os.path.exists(sys.argv[1]) else None; print(f"--answer-share={s}" if s else "")' "$1/calibration.json"; }
   share=$(share_of "$reader")
   for split in dev test; do
     row "reader int8, $split records" "$ansel" eval-reader --data data/squad-spans/$split.jsonl --reader "$reader" --records 1000 $share
@@ -48,6 +51,11 @@ if [ -z "${REPORT_ONLY:-}" ]; then
   if [ -n "$previous" ]; then
     row "previous reader int8, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$previous" --records 1000 $(share_of "$previous")
     row "ask, dev questions, previous reader" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$previous" --json
+  fi
+  if [ -n "$other" ]; then
+    name=$(basename "$other")
+    row "$name, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$other" --records 1000 $(share_of "$other")
+    row "ask, dev questions, reader $name" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$other" --json
   fi
 fi
 python3 bench/span_reader_report.py "$rows" >docs/results/span-reader.md
