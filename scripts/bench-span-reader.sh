@@ -48,14 +48,12 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     row "ask, $split questions, reader off" "$ansel" eval-ask --index data/squad-index-$split --questions data/squad-sent/$split-ask.jsonl --reader none --json
   done
   row "ask, dev questions, reader fp32 ONNX" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$fp32" --json
-  if [ -n "$previous" ]; then
-    row "previous reader int8, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$previous" --records 1000 $(share_of "$previous")
-    row "ask, dev questions, previous reader" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$previous" --json
-  fi
-  if [ -n "$other" ]; then
-    name=$(basename "$other")
-    row "$name, dev records" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$other" --records 1000 $(share_of "$other")
-    row "ask, dev questions, reader $name" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$other" --json
-  fi
+  # dev_rows READER_ROW ASK_ROW DIR: another reader's dev rows, given the gold sentence and in `ask`.
+  dev_rows() {
+    row "$1" "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$3" --records 1000 $(share_of "$3")
+    row "$2" "$ansel" eval-ask --index data/squad-index-dev --questions data/squad-sent/dev-ask.jsonl --reader "$3" --json
+  }
+  [ -z "$previous" ] || dev_rows "previous reader int8, dev records" "ask, dev questions, previous reader" "$previous"
+  [ -z "$other" ] || dev_rows "$(basename "$other"), dev records" "ask, dev questions, reader $(basename "$other")" "$other"
 fi
 python3 bench/span_reader_report.py "$rows" >docs/results/span-reader.md
