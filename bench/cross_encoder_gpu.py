@@ -204,6 +204,23 @@ def train_phase(model, rows, *, name, lr, batch, epochs, seconds, seed, enc, dev
     """One phase; its step count is cut to what `seconds` allows at the measured rate."""
     torch.manual_seed(seed)
     plan = batches_of(rows, batch, epochs, seed)
+    bce, mse = torch.nn.BCEWithLogitsLoss(), torch.nn.MSELoss()
+
+    def loss_of(idx):
+        inputs, labels, targets = collate(rows, idx, enc, device)
+        logits = logits_of(model, inputs, amp)
+        if targets is None:
+            return bce(logits, labels)
+        return mse(logits, targets) + gold_weight * bce(logits, labels)
+
+    return optimise(model, plan, loss_of, name=name, lr=lr, batch=batch, epochs=epochs, seconds=seconds,
+                    device=device, warmup=0.1)
+
+
+def optimise(model, plan, loss_of, *, name, lr, batch, epochs, seconds, device, warmup):
+    """AdamW (no decay on biases and LayerNorm) over the batches of `plan`, `loss_of(batch)` each,
+    linear warm-up over `warmup` of the steps then linear decay, gradients clipped at 1.0; the
+    step count is cut to what `seconds` allows at the rate measured over steps 50-150."""
     decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim <= 1]
     opt = torch.optim.AdamW(
@@ -211,7 +228,7 @@ def train_phase(model, rows, *, name, lr, batch, epochs, seconds, seed, enc, dev
         lr=lr,
         fused=device.type == "cuda",
     )
-    state = {"total": len(plan), "warmup": max(1, int(0.1 * len(plan)))}
+    state = {"total": len(plan), "warmup": max(1, int(warmup * len(plan)))}
 
     def factor(step):
         if step < state["warmup"]:
@@ -219,16 +236,10 @@ def train_phase(model, rows, *, name, lr, batch, epochs, seconds, seed, enc, dev
         return max(0.0, (state["total"] - step) / max(1, state["total"] - state["warmup"]))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-    bce, mse = torch.nn.BCEWithLogitsLoss(), torch.nn.MSELoss()
     model.train()
     t0, timed_from, losses, step = time.time(), None, [], 0
     while step < state["total"]:
-        inputs, labels, targets = collate(rows, plan[step], enc, device)
-        logits = logits_of(model, inputs, amp)
-        if targets is None:
-            loss = bce(logits, labels)
-        else:
-            loss = mse(logits, targets) + gold_weight * bce(logits, labels)
+        loss = loss_of(plan[step])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -245,7 +256,7 @@ def train_phase(model, rows, *, name, lr, batch, epochs, seconds, seed, enc, dev
             fits = max(step, int((seconds - (time.time() - t0)) / per_step) + step)
             if fits < state["total"]:
                 state["total"] = fits
-                state["warmup"] = max(1, int(0.1 * fits))
+                state["warmup"] = max(1, int(warmup * fits))
             log("plan", phase=name, steps=state["total"], of=len(plan), seconds_per_step=per_step)
         if step % 200 == 0 or step == state["total"]:
             pairs_s = batch * step / (time.time() - t0)
@@ -257,9 +268,11 @@ def train_phase(model, rows, *, name, lr, batch, epochs, seconds, seed, enc, dev
             "lr": lr, "epochs": epochs, "seconds": round(took, 1), "pairs_per_s": round(step * batch / took, 1)}
 
 
-def load_base(base, device):
+def load_base(base, device, without_pooler=False):
     """The base encoder with a one-logit head. ansel's cross-encoder starts its head from the
-    encoder's pooler: BERT keeps it under its own name, MPNet's classifier.dense takes it."""
+    encoder's pooler: BERT keeps it under its own name, MPNet's classifier.dense takes it.
+    `without_pooler`: a base that may lack the pooler (a span reader's graph has none; the
+    pooler and the head are then fresh and unused)."""
     config = AutoConfig.from_pretrained(base)
     config.num_labels = 1
     model = AutoModelForSequenceClassification.from_config(config)
@@ -277,6 +290,8 @@ def load_base(base, device):
             mapped[f"{prefix}.{k}"] = v.float()
     missing, unexpected = model.load_state_dict(mapped, strict=False)
     fresh = ("classifier.out_proj.", "classifier.weight", "classifier.bias")
+    if without_pooler:
+        fresh += (f"{prefix}.pooler.", "classifier.dense.")
     missing = [m for m in missing if not m.startswith(fresh)]
     if missing or unexpected:
         sys.exit(f"{base}: weights do not fit {type(model).__name__}: missing {missing}, "

@@ -10,8 +10,8 @@ several calls made while the machine is warm:
     python3 bench/device_pack.py check PACK_DIR                        # which parts are here and sound
 
 The pack is a tar of SRC_DIR's files (sub-folders left out; `--files` names which) in which every 2-D float tensor of
-`model.safetensors` of 4096 or more values is stored as int8 per row (scale = max|row| / 127) and
-every other tensor as it is; `unpack` writes the weights back as float32, each within half a scale
+`model.safetensors` of 4096 or more values is stored as int8 per row (scale = max|row| / 127) (or as
+float16, those `--float16` names) and every other tensor as it is; `unpack` writes the weights back as float32, each within half a scale
 of the original (fine-tuning starts from them; ansel quantizes them again to its own int8).
 `pack.json` lists each part's size and sha256: a missing or damaged part is named before anything
 is written, and DEST_DIR is replaced only when whole.
@@ -33,11 +33,14 @@ SCALE = ".int8_scale"
 MIN_VALUES = 4096
 
 
-def quantize(tensors):
-    """int8 rows with their float32 scales for large 2-D float tensors; the rest unchanged."""
+def quantize(tensors, half=()):
+    """int8 rows with their float32 scales for large 2-D float tensors, float16 for those whose
+    name contains one of `half`; the rest unchanged."""
     out = {}
     for name, t in tensors.items():
-        if t.ndim == 2 and t.size >= MIN_VALUES and t.dtype.kind == "f":
+        if t.dtype.kind == "f" and any(h in name for h in half):
+            out[name] = t.astype(np.float16)
+        elif t.ndim == 2 and t.size >= MIN_VALUES and t.dtype.kind == "f":
             w = t.astype(np.float32)
             scale = np.abs(w).max(axis=1) / 127.0
             scale[scale == 0] = 1.0
@@ -66,7 +69,7 @@ def sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def pack(src, dest, part_mib, only=None):
+def pack(src, dest, part_mib, only=None, half=()):
     files = sorted(f for f in os.listdir(src) if os.path.isfile(os.path.join(src, f)) and (not only or f in only))
     if only and set(only) - set(files):
         sys.exit(f"{src}: no {', '.join(sorted(set(only) - set(files)))} to pack")
@@ -78,7 +81,7 @@ def pack(src, dest, part_mib, only=None):
             with open(os.path.join(src, name), "rb") as f:
                 data = f.read()
             if name == WEIGHTS:
-                data = save(quantize(load(data)))
+                data = save(quantize(load(data), half))
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -159,6 +162,8 @@ def main():
     a.add_argument("dest")
     a.add_argument("--part-mib", type=float, default=16, help="largest part, MiB (16: what a call brings back)")
     a.add_argument("--files", help="FILE[,FILE...]: these of SRC_DIR's files only (default: all)")
+    a.add_argument("--float16", help="NAME[,NAME...]: tensors whose name contains one travel as float16, not "
+                   "int8 (a span reader's word embeddings, which ansel's reader graph keeps float)")
     a = sub.add_parser("unpack", help="PACK_DIR -> DEST_DIR, float32 weights")
     a.add_argument("pack_dir")
     a.add_argument("dest")
@@ -166,7 +171,8 @@ def main():
     a.add_argument("pack_dir")
     args = p.parse_args()
     if args.verb == "pack":
-        pack(args.src, args.dest, args.part_mib, args.files.split(",") if args.files else None)
+        pack(args.src, args.dest, args.part_mib, args.files.split(",") if args.files else None,
+             tuple(args.float16.split(",")) if args.float16 else ())
     elif args.verb == "unpack":
         unpack(args.pack_dir, args.dest)
     else:

@@ -7,6 +7,7 @@ mod cassie_bench;
 mod dense_bench;
 mod eqag_latency;
 mod question_pairs;
+mod span_inputs;
 mod squad_sent;
 mod squad_spans;
 mod trec_car;
@@ -34,6 +35,8 @@ enum Command {
     SquadSent(squad_sent::SquadSentArgs),
     /// SQuAD as span-extraction records (answer sentence, spans, a no-span sentence) split by article as squad-sent split it.
     SquadSpans(squad_spans::SquadSpansArgs),
+    /// Span records encoded exactly as ansel's span reader reads them (ids, selectable tokens, gold span), for a trainer outside ansel (bench/span_reader_gpu.py).
+    SpanInputs(span_inputs::SpanInputsArgs),
     /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
     CassieBench(cassie_bench::CassieBenchArgs),
     /// Load-test a running `ansel serve` on loopback and write a report.
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::SquadSent(args) => squad_sent::run(args),
         Command::SquadSpans(args) => squad_spans::run(args),
+        Command::SpanInputs(args) => span_inputs::run(args),
         Command::CassieBench(args) => cassie_bench::bench(args),
         Command::BenchServer(args) => bench_server::run(args),
         Command::EqagLatency(args) => eqag_latency::latency(args),

@@ -3,6 +3,7 @@
 //! ("[CLS] question [SEP] before sentence after [SEP]"), and the decoding of per-position
 //! start/end logits into the best span and the null ("no span") score.
 
+use crate::SpanExample;
 use ansel_bert::{Encoded, PairTokenizer};
 use ansel_model::Result;
 use serde::{Deserialize, Serialize};
@@ -172,6 +173,52 @@ impl SpanEncoder<'_> {
         }
         Ok(out)
     }
+}
+
+/// The gold `(start, end)` among an input's selectable tokens; `None`: the sentence holds no span.
+pub type GoldSpan = Option<(i64, i64)>;
+
+/// An example's input and its gold `(start, end)` among the selectable tokens (`None`: the
+/// sentence holds no span); `None` when the example cannot be trained on: the length limit cut
+/// its span, or it has no span and the reader does not learn "no span".
+pub fn encode_example(
+    encoder: &SpanEncoder,
+    example: &SpanExample,
+) -> Result<Option<(SpanInput, GoldSpan)>> {
+    let Some(&(s, end)) = example.spans.first() else {
+        return Ok(if encoder.settings.no_span {
+            Some((encoder.encode(&example.reading())?, None))
+        } else {
+            None
+        });
+    };
+    let inp = encoder.encode(&example.reading())?;
+    let a = inp.token.iter().position(|&t| t == s);
+    let b = inp.token.iter().rposition(|&t| t + 1 == end);
+    Ok(match (a, b) {
+        (Some(a), Some(b)) if a <= b => Some((inp, Some((a as i64, b as i64)))),
+        _ => None,
+    })
+}
+
+/// Inputs, gold (start, end) among selectable tokens (`None`: no span), and the number of
+/// examples dropped.
+pub type EncodedExamples = (Vec<SpanInput>, Vec<GoldSpan>, usize);
+
+/// [`encode_example`] over examples; those that cannot be trained on are counted (the third
+/// value).
+pub fn encode_examples(encoder: &SpanEncoder, examples: &[SpanExample]) -> Result<EncodedExamples> {
+    let (mut inputs, mut gold, mut dropped) = (Vec::new(), Vec::new(), 0);
+    for e in examples {
+        match encode_example(encoder, e)? {
+            Some((inp, g)) => {
+                inputs.push(inp);
+                gold.push(g);
+            }
+            None => dropped += 1,
+        }
+    }
+    Ok((inputs, gold, dropped))
 }
 
 /// A span reader: a model that reads sentences in context and extracts answer spans. The

@@ -7,7 +7,7 @@
 //! the span extractor's part as a [`Trainee`]: batches, [`SpanExtractor::loss`], [`evaluate`]
 //! (dev F1 picks the weights kept), and how weights, head and card are written.
 
-use crate::input::SpanInput;
+use crate::input::{encode_examples, SpanInput};
 use crate::model::HEAD_FILE;
 use crate::SpanReader;
 use crate::{best_f1, exact_match, SpanExample, SpanExtractor, SpanSettings, KIND};
@@ -97,41 +97,6 @@ pub fn evaluate(model: &SpanExtractor, dev: &[SpanExample]) -> Result<BTreeMap<S
     Ok(metrics)
 }
 
-/// Inputs, gold (start, end) among selectable tokens (`None`: no span), and the number of
-/// examples dropped.
-type Encoded = (Vec<SpanInput>, Vec<Option<(i64, i64)>>, usize);
-
-/// Encoded training examples with their gold (start, end) among selectable tokens; examples
-/// whose span the length limit cuts, and examples without a span unless the model learns
-/// "no span", are dropped (counted in the third value).
-fn encode_examples(model: &SpanExtractor, examples: &[SpanExample]) -> Result<Encoded> {
-    let mut inputs = Vec::new();
-    let mut gold = Vec::new();
-    let mut dropped = 0;
-    for e in examples {
-        let Some(&(s, end)) = e.spans.first() else {
-            if model.settings.no_span {
-                inputs.push(model.encoder().encode(&e.reading())?);
-                gold.push(None);
-            } else {
-                dropped += 1;
-            }
-            continue;
-        };
-        let inp = model.encoder().encode(&e.reading())?;
-        let a = inp.token.iter().position(|&t| t == s);
-        let b = inp.token.iter().rposition(|&t| t + 1 == end);
-        match (a, b) {
-            (Some(a), Some(b)) if a <= b => {
-                gold.push(Some((a as i64, b as i64)));
-                inputs.push(inp);
-            }
-            _ => dropped += 1,
-        }
-    }
-    Ok((inputs, gold, dropped))
-}
-
 /// The span extractor as the shared loop's [`Trainee`].
 struct SpanTrainee<'a> {
     opts: &'a SpanTrainOptions,
@@ -201,7 +166,7 @@ pub fn train(
     let (mut model, had_head) = SpanExtractor::from_base(&base_dir, opts.settings())?;
     let base_card = ansel_bert::base_card(&base_dir, KIND)?;
     prepare_out(&opts.run.out, KIND, opts.run.resume, &base_dir)?;
-    let (inputs, gold, dropped) = encode_examples(&model, train)?;
+    let (inputs, gold, dropped) = encode_examples(&model.encoder(), train)?;
     if inputs.is_empty() {
         return Err(ModelError::Unsupported {
             model: KIND.into(),
@@ -408,7 +373,7 @@ mod tests {
         opts.run.max_len = 10;
         opts.max_question_pieces = 4;
         let (model, _) = SpanExtractor::from_base(&base, opts.settings()).unwrap();
-        let (inputs, gold, dropped) = encode_examples(&model, &examples()).unwrap();
+        let (inputs, gold, dropped) = encode_examples(&model.encoder(), &examples()).unwrap();
         // "[CLS] q q q q [SEP] ... [SEP]" leaves 3 sentence pieces: every gold span is cut.
         assert_eq!((inputs.len(), dropped), (0, 3), "{gold:?}");
         let err = train(&opts, &examples(), &examples()).unwrap_err();
