@@ -26,7 +26,7 @@
 #   bash scripts/train-span-reader-gpu.sh receive FILES_AT...  # here: each call's files_at, into
 #       # runs/minilm-l6-squad-span-kd(-int8) and runs/mpnet-base-squad-span-gpu(-int8), calibrated;
 #       # then OTHER=runs/minilm-l6-squad-span-kd-int8 bash scripts/bench-span-reader.sh
-# TEACHER_SECONDS (240) and STUDENT_SECONDS (120) bound the two trainings (each stops at the step
+# TEACHER_SECONDS (220) and STUDENT_SECONDS (120) bound the two trainings (each stops at the step
 # count its measured rate allows) so that `train` stays inside one call's 10 minutes.
 # A dry run on a CPU: SPAN_DATA=DIR (instead of data/gpu-span) with RECORDS=N (prepare encodes
 # only the first N training records), DEV_EXAMPLES=N (dev examples each evaluation reads; 2000),
@@ -90,7 +90,7 @@ case "${1:-}" in
     # The teacher: MPNet from the shipped TANDA cross-encoder's weights, as the CPU MPNet run starts.
     "$python" bench/span_reader_gpu.py train --base "$work/mpnet-base" --train "$work/train-mpnet.jsonl" \
       --dev "$work/dev-mpnet.jsonl" --out "$teacher" --name mpnet-base-squad-span --dev-examples "${DEV_EXAMPLES:-2000}" \
-      --lr 3e-5 --batch 32 --epochs "${TEACHER_EPOCHS:-2}" --seconds "${TEACHER_SECONDS:-240}" --eval-every 2000
+      --lr 3e-5 --batch 32 --epochs "${TEACHER_EPOCHS:-2}" --seconds "${TEACHER_SECONDS:-220}" --eval-every 2000
     "$python" bench/span_reader_gpu.py logits --model "$teacher" --inputs "$work/train-mpnet.jsonl" \
       --out "$work/teacher-logits.jsonl"
     # The student: the shipped MiniLM reader, taught the teacher's distributions beside the gold span.
