@@ -69,9 +69,12 @@ calibrate() {
 # runs/, not models/ (MPNet costs several times MiniLM-L6 a reading: an opt-in reader or a teacher,
 # not `ask`'s default). The run begun 2026-11-29 read 4.1-5.6 readings/s on 2 cores alone (0.3-1.1
 # with other work beside it), so 1000 steps take about 2 hours and span sessions: dev EM / F1
-# 0.535 / 0.741 at step 200, 0.571 / 0.764 at step 400 and 0.613 / 0.788 at step 600, no-span
-# accuracy 0.864, 0.898 and 0.903 (the same evaluation of the shipped MiniLM reader's stage 3:
-# 0.608 / 0.781, 0.858); rerun to resume. Its graph is calibrated as the MiniLM reader's is (below),
+# 0.535 / 0.741 at step 200, 0.571 / 0.764 at step 400, 0.613 / 0.788 at step 600, 0.616 / 0.794
+# at step 800 and 0.618 / 0.794 at step 1000 (finished 2026-11-30; 21,760 s of training), no-span
+# accuracy 0.864 to 0.906 (the same evaluation of the shipped MiniLM reader's stage 3: 0.608 /
+# 0.781, 0.858); rerun to resume. Its int8 graph loses most of that (eval-reader, 1000 dev
+# records: EM / F1 0.409 / 0.606, against 0.616 / 0.790 for its fp32 graph, `ansel quantize
+# --precision fp32`), where the MiniLM reader's int8 graph costs 0.012 EM: read it in fp32. Its graph is calibrated as the MiniLM reader's is (below),
 # then `OTHER=runs/mpnet-base-squad-span-int8 bash scripts/bench-span-reader.sh` measures it.
 if [ "${MPNET:-0}" = 1 ]; then
   tanda=runs/mpnet-base-squad-tanda-dequantized
