@@ -201,25 +201,32 @@ def squad_train_lists(args, summary):
         "candidates": sum(len(q["candidates"]) for q in natural + keyword)}
 
 
-def trec_car_set(args, summary):
-    """The dev article fold of TREC CAR test200 lists (bench/trec_car_rerank.py lists)."""
-    lists = [json.loads(line) for line in open(args.trec_car)]
+def trec_car_fold(lists_path, qrels_path, fold, n):
+    """TREC CAR test200 lists (bench/trec_car_rerank.py lists) of one article fold ("dev": the
+    articles whose title's CRC32 is even; "test": odd), labelled by the qrels, the queries with a
+    relevant paragraph among their candidates in a seeded order, the first `n`."""
+    lists = [json.loads(line) for line in open(lists_path)]
     qrels = set()
-    for line in open(args.trec_car_qrels):
+    for line in open(qrels_path):
         qid, _, pid, rel = line.split()
         if int(rel) > 0:
             qrels.add((qid, pid))
-    dev = []
+    out = []
     for q in lists:
         article = q["id"].split("/")[0]
-        if zlib.crc32(article.encode()) % 2:
+        if zlib.crc32(article.encode()) % 2 != (fold == "test"):
             continue
         for c in q["candidates"]:
             c["label"] = (q["id"], c["id"]) in qrels
         if any(c["label"] for c in q["candidates"]):
-            dev.append(q)
-    random.Random(7).shuffle(dev)
-    dev = dev[: args.questions]
+            out.append(q)
+    random.Random(7).shuffle(out)
+    return out[:n]
+
+
+def trec_car_set(args, summary):
+    """The dev article fold of TREC CAR test200 lists."""
+    dev = trec_car_fold(args.trec_car, args.trec_car_qrels, "dev", args.questions)
     write(f"{args.out}/trec-car.jsonl", dev)
     summary["trec-car"] = {"questions": len(dev), "candidates": sum(len(q["candidates"]) for q in dev)}
 

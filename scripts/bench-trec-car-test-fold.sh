@@ -18,28 +18,14 @@ mkdir -p "$out/scores"
 if [ ! -f "$out/trec-car-test.jsonl" ]; then
   python3 - "$work/trec-car-all.jsonl" "$data/trec-car/test200-v1.5/train.test200.cbor.hierarchical.qrels" \
     "${QUESTIONS:-300}" "$out/trec-car-test.jsonl" <<'PY'
-import json, os, random, sys, zlib
-lists, qrels_path, n, dest = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-relevant = set()
-for line in open(qrels_path):
-    qid, _, pid, rel = line.split()
-    if int(rel) > 0:
-        relevant.add((qid, pid))
-test = []
-for line in open(lists):
-    q = json.loads(line)
-    if zlib.crc32(q["id"].split("/")[0].encode()) % 2 == 0:
-        continue  # the dev fold (bench/general_suite.py)
-    for c in q["candidates"]:
-        c["label"] = (q["id"], c["id"]) in relevant
-    if any(c["label"] for c in q["candidates"]):
-        test.append(q)
-random.Random(7).shuffle(test)
-with open(dest + ".tmp", "w") as f:
-    for q in test[:n]:
-        f.write(json.dumps(q) + "\n")
+import os, sys
+sys.path.insert(0, "bench")
+from general_suite import trec_car_fold, write
+lists, qrels, n, dest = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+test = trec_car_fold(lists, qrels, "test", n)
+write(dest + ".tmp", test)
 os.replace(dest + ".tmp", dest)
-print(f"{min(n, len(test))} of {len(test)} test-fold queries with a relevant paragraph in BM25's top 40", file=sys.stderr)
+print(f"{len(test)} test-fold queries with a relevant paragraph in BM25's top 40", file=sys.stderr)
 PY
 fi
 for m in "${models[@]}"; do
