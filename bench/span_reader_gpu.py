@@ -163,24 +163,20 @@ def loss_fn(reader, examples, idx, pad, device, amp, alpha, temperature):
     return loss
 
 
-def best_spans(start, end, valid, max_tokens, token):
-    """Per row: (a, b, margin) of the best span (start[a] + end[b], a <= b, at most max_tokens
-    sentence tokens) over the null score, as ansel's decode picks it; None without tokens."""
-    out = []
-    for i in range(start.shape[0]):
-        n = int(valid[i].sum()) - 1
-        s, e = start[i, 1: 1 + n], end[i, 1: 1 + n]
-        null = float(start[i, 0] + end[i, 0])
-        best = None
-        for a in range(n):
-            for b in range(a, n):
-                if token[i][b] + 1 - token[i][a] > max(max_tokens, 1):
-                    break
-                score = float(s[a] + e[b])
-                if best is None or score > best[2]:
-                    best = (a, b, score)
-        out.append(None if best is None else (best[0], best[1], best[2] - null))
-    return out
+def best_span(start, end, max_tokens, token):
+    """(a, b, margin) of one example's best span (start[a] + end[b] over its selectable tokens,
+    a <= b, at most max_tokens sentence tokens) over the null score (column 0), as ansel's decode
+    picks it; None without tokens."""
+    null = float(start[0] + end[0])
+    best = None
+    for a in range(len(token)):
+        for b in range(a, len(token)):
+            if token[b] + 1 - token[a] > max(max_tokens, 1):
+                break
+            score = float(start[1 + a] + end[1 + b])
+            if best is None or score > best[2]:
+                best = (a, b, score)
+    return None if best is None else (best[0], best[1], best[2] - null)
 
 
 @torch.no_grad()
@@ -206,8 +202,7 @@ def evaluate(reader, examples, meta, device, amp):
     logits = read_all(reader, examples, meta["pad"], device, amp)
     exact = answered = right_choice = 0
     for ex, (start, end) in zip(examples, logits):
-        valid = torch.ones((1, start.shape[0]), dtype=torch.bool)
-        best = best_spans(start[None], end[None], valid, meta["settings"]["max_answer_tokens"], [ex.token])[0]
+        best = best_span(start, end, meta["settings"]["max_answer_tokens"], ex.token)
         if ex.gold:
             answered += 1
             exact += best is not None and (best[0], best[1]) == tuple(ex.gold)
@@ -331,8 +326,7 @@ def write_margins(args):
     reader, settings = open_reader(args.model, device)
     examples, meta = read_inputs(args.inputs)
     for ex, (start, end) in zip(examples, read_all(reader, examples, meta["pad"], device, False)):
-        valid = torch.ones((1, start.shape[0]), dtype=torch.bool)
-        best = best_spans(start[None], end[None], valid, settings["max_answer_tokens"], [ex.token])[0]
+        best = best_span(start, end, settings["max_answer_tokens"], ex.token)
         print(json.dumps({"key": ex.key, "span": None if best is None else [ex.token[best[0]], ex.token[best[1]] + 1],
                           "margin": None if best is None else round(best[2], 4)}))
 

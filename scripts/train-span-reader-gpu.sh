@@ -45,14 +45,13 @@ teacher=runs/mpnet-base-squad-span-gpu
 student=runs/minilm-l6-squad-span-kd
 student_pack=target/device/span-student-out
 teacher_pack=target/device/span-teacher-out
+source scripts/span-reader-lib.sh
 # What both readers read: the shipped reader's settings (models/minilm-l6-squad-span-int8's card).
 settings=(--context-words 16 --max-len 144 --max-question-pieces 48 --max-answer-tokens 10)
 case "${1:-}" in
   prepare)
     cargo build --release -q -p ansel -p ansel-lab
-    bash scripts/squad-sent-data.sh
-    [ -f data/squad-spans/train.jsonl ] || "$lab" squad-spans --data "${ANSEL_SHARED_DATA:-../shared/data}/squad/train-v1.1.rebuilt.json.gz" \
-      --split data/squad-sent/split.json --out data/squad-spans
+    squad_span_data
     bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$mpnet_base"
     bash scripts/dequantize-onnx.sh models/minilm-l6-squad-span-int8 "$minilm_base"
     mkdir -p "$data"
@@ -116,8 +115,7 @@ case "${1:-}" in
       name=$(python3 -c 'import json, os, sys; print(os.path.basename(json.load(open(sys.argv[1]))["source"].rstrip("/")))' "$dir/pack.json")
       python3 bench/device_pack.py unpack "$dir" "runs/$name"
       "$ansel" quantize --model "runs/$name" --precision int8 --out "runs/$name-int8"
-      "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "runs/$name-int8" --records 1000 \
-        --calibrate --answer-share 0.84
+      calibrate "runs/$name-int8"
     done ;;
   *) echo "usage: $0 prepare|check|train|fetch|receive" >&2; exit 2 ;;
 esac

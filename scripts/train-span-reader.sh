@@ -28,7 +28,6 @@
 # Each run is resumable: rerun the script to continue after a kill. Needs ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=${ANSEL_SHARED_DATA:-../shared/data}
 ansel=target/release/ansel
 lab=target/release/ansel-lab
 run=${RUN:-runs/minilm-l6-squad-span}
@@ -36,9 +35,8 @@ run2=${RUN2:-runs/minilm-l6-squad-span-2}
 run3=${RUN3:-runs/minilm-l6-squad-span-3}
 out=${OUT:-models/minilm-l6-squad-span-int8}
 cargo build --release -q -p ansel -p ansel-lab
-bash scripts/squad-sent-data.sh
-[ -f data/squad-spans/train.jsonl ] ||
-  "$lab" squad-spans --data "$data/squad/train-v1.1.rebuilt.json.gz" --split data/squad-sent/split.json --out data/squad-spans
+source scripts/span-reader-lib.sh
+squad_span_data
 
 ended() { grep -q '"event":"end"' "$1/train-log.jsonl" 2>/dev/null; }
 # train RUN NAME BASE TRAIN-FILE FLAGS...: one reader run, resumed from its checkpoint if there is one.
@@ -54,14 +52,6 @@ train() {
     "$@" "${resume[@]}"
 }
 
-# calibrate READER: the calibration is fitted on dev records (1000, an even sample), never on test,
-# in the proportion of answer sentences `ask` reads: its first answer holds the answer for 0.84 of
-# the dev questions (P@1, docs/results/span-reader.md), where the records alone hold about as many
-# sentences without.
-calibrate() {
-  "$ansel" eval-reader --data data/squad-spans/dev.jsonl --reader "$1" --records 1000 --calibrate --answer-share 0.84
-}
-
 # MPNET=1: an MPNet reader instead (issue 42's "MPNet where a GPU is available"; here on 2 cores,
 # resumed across sessions), from the shipped MPNet cross-encoder's weights (its int8 graph
 # dequantized, as stage 1 starts from the SQuAD-transfer cross-encoder), stage 1's recipe at a
@@ -74,8 +64,9 @@ calibrate() {
 # accuracy 0.864 to 0.906 (the same evaluation of the shipped MiniLM reader's stage 3: 0.608 /
 # 0.781, 0.858); rerun to resume. Its int8 graph loses most of that (eval-reader, 1000 dev
 # records: EM / F1 0.409 / 0.606, against 0.616 / 0.790 for its fp32 graph, `ansel quantize
-# --precision fp32`), where the MiniLM reader's int8 graph costs 0.012 EM: read it in fp32. Its graph is calibrated as the MiniLM reader's is (below),
-# then `OTHER=runs/mpnet-base-squad-span-int8 bash scripts/bench-span-reader.sh` measures it.
+# --precision fp32`), where the MiniLM reader's int8 graph costs 0.012 EM: read it in fp32. Its
+# graph is calibrated as the MiniLM reader's is (`calibrate`, scripts/span-reader-lib.sh), then
+# `OTHER=runs/mpnet-base-squad-span-int8 bash scripts/bench-span-reader.sh` measures it.
 if [ "${MPNET:-0}" = 1 ]; then
   tanda=runs/mpnet-base-squad-tanda-dequantized
   bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$tanda"
