@@ -64,17 +64,26 @@ train() {
 # accuracy 0.864 to 0.906 (the same evaluation of the shipped MiniLM reader's stage 3: 0.608 /
 # 0.781, 0.858); rerun to resume. Its int8 graph loses most of that (eval-reader, 1000 dev
 # records: EM / F1 0.409 / 0.606, against 0.616 / 0.790 for its fp32 graph, `ansel quantize
-# --precision fp32`), where the MiniLM reader's int8 graph costs 0.012 EM: read it in fp32. Its
-# graph is calibrated as the MiniLM reader's is (`calibrate`, scripts/span-reader-lib.sh), then
-# `OTHER=runs/mpnet-base-squad-span-int8 bash scripts/bench-span-reader.sh` measures it.
+# --precision fp32`), where the MiniLM reader's int8 graph costs 0.012 EM: read it in fp32. What
+# costs it is the feed-forward output projection of every layer (its input, the GELU output,
+# quantized to uint8 per tensor): those 12 layers read in float (bench/onnx_float_layers.py
+# INT8 FP32 OUT 'layer\.[0-9]+\.output\.dense$') give 0.563 / 0.737 at about 1.5x int8's time;
+# on 200 records (int8 0.375), one of them alone in float gives 0.365-0.445 (layers 0, 3, 6, 9,
+# 11), all query/key/value projections 0.47, all feed-forward input projections 0.47; the same 6
+# layers of the MiniLM reader in float change little (0.590 / 0.767 against 0.589 / 0.760, 1000
+# records). Both graphs are made and calibrated as the MiniLM reader's is (`calibrate`,
+# scripts/span-reader-lib.sh); `OTHER=runs/mpnet-base-squad-span-fp32 bash
+# scripts/bench-span-reader.sh` measures the one to read.
 if [ "${MPNET:-0}" = 1 ]; then
   tanda=runs/mpnet-base-squad-tanda-dequantized
   bash scripts/dequantize-onnx.sh models/mpnet-base-squad-tanda-int8 "$tanda"
   mpnet_run=${MPNET_RUN:-runs/mpnet-base-squad-span}
   train "$mpnet_run" mpnet-base-squad-span "$tanda" data/squad-spans/train.jsonl \
     --lr 3e-5 --warmup 0.05 --max-steps 1000 --eval-every 200 --checkpoint-every 25
-  "$ansel" quantize --model "$mpnet_run" --out runs/mpnet-base-squad-span-int8 --precision int8
-  calibrate runs/mpnet-base-squad-span-int8
+  for precision in int8 fp32; do
+    "$ansel" quantize --model "$mpnet_run" --out "runs/mpnet-base-squad-span-$precision" --precision "$precision"
+    calibrate "runs/mpnet-base-squad-span-$precision"
+  done
   exit 0
 fi
 
