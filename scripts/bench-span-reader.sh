@@ -7,7 +7,7 @@
 #   of the first answer against the expected answer, with the reader on and off (same session).
 # - PREVIOUS=DIR (a reader shipped before, e.g. copied aside before retraining): its dev rows beside
 #   the shipped reader's, measured in the same session.
-# - OTHER=DIR (another reader, e.g. runs/mpnet-base-squad-span-int8 from `MPNET=1
+# - OTHER=DIR (another reader, e.g. runs/mpnet-base-squad-span-fp32 from `MPNET=1
 #   scripts/train-span-reader.sh`): its dev rows, named after DIR, measured in the same session.
 # Rows already in the .jsonl are kept, so the script resumes; REPORT_ONLY=1 rewrites the page.
 # Needs ../shared/data and scripts/train-span-reader.sh's outputs.
