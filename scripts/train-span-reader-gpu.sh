@@ -53,8 +53,8 @@ case "${1:-}" in
     cargo build --release -q -p ansel -p ansel-lab
     squad_span_data
     # What was prepared from another shipped reader or another encoding is prepared again.
-    stamp=$(cat models/minilm-l6-squad-span-int8/model.onnx crates/ansel-reader/src/lib.rs \
-      crates/ansel-reader/src/input.rs | sha256sum | cut -c1-16)
+    stamp=$(cat models/minilm-l6-squad-span-int8/model.onnx crates/ansel-reader/src/{lib,input,squad}.rs |
+      sha256sum | cut -c1-16)
     if [ "$(cat "$data/stamp" 2>/dev/null)" != "$stamp" ]; then
       rm -rf "$data" "$minilm_pack" "$minilm_base"
     fi
