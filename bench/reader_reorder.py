@@ -43,7 +43,11 @@ def main():
     rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     threshold = float(sys.argv[2])
     n = len(rows)
-    holds = lambda answer, row: row["expected"] in answer["text"]
+    # "expected": the question's references (eval-ask writes a list; a string is one reference).
+    for r in rows:
+        if isinstance(r["expected"], str):
+            r["expected"] = [r["expected"]]
+    holds = lambda answer, row: any(gold in answer["text"] for gold in row["expected"])
     at = [sum(len(r["answers"]) > i and holds(r["answers"][i], r) for r in rows) for i in range(3)]
     print(f"{n} questions; the expected answer in the answer at rank 1/2/3: {at[0]}/{at[1]}/{at[2]}")
     print("K | alpha | P@1 | span EM | span F1 | spans shown")
@@ -61,8 +65,8 @@ def main():
                 span = first.get("span")
                 if span and span["score"] >= threshold:
                     shown += 1
-                    em += normalize(span["text"]) == normalize(r["expected"])
-                    f += f1(span["text"], r["expected"])
+                    em += any(normalize(span["text"]) == normalize(g) for g in r["expected"])
+                    f += max(f1(span["text"], g) for g in r["expected"])
             print(f"{k} | {alpha} | {p1 / n:.3f} | {em / n:.3f} | {f / n:.3f} | {shown}")
 
 

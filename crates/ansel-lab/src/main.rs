@@ -8,6 +8,7 @@ mod dense_bench;
 mod eqag_latency;
 mod question_pairs;
 mod span_inputs;
+mod squad_ask;
 mod squad_sent;
 mod squad_spans;
 mod trec_car;
@@ -35,6 +36,8 @@ enum Command {
     SquadSent(squad_sent::SquadSentArgs),
     /// SQuAD as span-extraction records (answer sentence, spans, a no-span sentence) split by article as squad-sent split it.
     SquadSpans(squad_spans::SquadSpansArgs),
+    /// A SQuAD-format file (e.g. the official dev set) as documents for `ansel index` and questions with every reference answer for `ansel eval-ask`.
+    SquadAsk(squad_ask::SquadAskArgs),
     /// Span records encoded exactly as ansel's span reader reads them (ids, selectable tokens, gold span), for a trainer outside ansel (bench/span_reader_gpu.py).
     SpanInputs(span_inputs::SpanInputsArgs),
     /// Train every CASSIE ablation on cached encoder features and time Sinkhorn (writes a table).
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::SquadSent(args) => squad_sent::run(args),
         Command::SquadSpans(args) => squad_spans::run(args),
+        Command::SquadAsk(args) => squad_ask::run(args),
         Command::SpanInputs(args) => span_inputs::run(args),
         Command::CassieBench(args) => cassie_bench::bench(args),
         Command::BenchServer(args) => bench_server::run(args),

@@ -192,7 +192,7 @@ pub fn run(args: SquadSentArgs) -> Result<()> {
         write_lines(&args.out.join(format!("{name}-ask.jsonl")), &asks)?;
         let docs: Vec<serde_json::Value> = documents
             .values()
-            .map(|(title, texts)| serde_json::json!({"id": title, "title": title, "text": texts.join("\n\n")}))
+            .map(|(title, texts)| document_line(title, texts))
             .collect();
         write_lines(&args.out.join(format!("{name}-docs.jsonl")), &docs)?;
     }
@@ -318,7 +318,12 @@ fn contains_answer(text: &str, answers: &[String]) -> bool {
     answers.iter().any(|a| text.contains(&a.to_lowercase()))
 }
 
-fn write_lines(path: &Path, values: &[serde_json::Value]) -> Result<()> {
+/// An article as a document for `ansel index`: its paragraphs in order, titled and named after it.
+pub(crate) fn document_line(title: &str, paragraphs: &[&str]) -> serde_json::Value {
+    serde_json::json!({"id": title, "title": title, "text": paragraphs.join("\n\n")})
+}
+
+pub(crate) fn write_lines(path: &Path, values: &[serde_json::Value]) -> Result<()> {
     let mut bytes = Vec::new();
     for v in values {
         serde_json::to_writer(&mut bytes, v)?;

@@ -229,15 +229,54 @@ impl CascadeOptions {
     }
 }
 
-/// A question and a phrase its answer sentence contains.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A question and the phrases its answer sentence may contain: one reference (`answer`) or
+/// several (`answers`, as SQuAD's dev set gives three annotators'). A sentence holding any of
+/// them answers the question, and a span scores its best match, as SQuAD's evaluation scores.
 pub struct Labelled {
     pub question: String,
-    pub answer: String,
+    pub answers: Vec<String>,
 }
 
-/// Reads JSON lines of `{"question", "answer"}`; errors name the file and line.
+/// A line as written: exactly one of `answer` and `answers`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelledLine {
+    question: String,
+    answer: Option<String>,
+    answers: Option<Vec<String>>,
+}
+
+impl LabelledLine {
+    /// The references, or the field at fault and why.
+    fn into_labelled(self) -> std::result::Result<Labelled, String> {
+        let answers = match (self.answer, self.answers) {
+            (Some(answer), None) => {
+                if answer.trim().is_empty() {
+                    return Err("field `answer`: empty".into());
+                }
+                vec![answer]
+            }
+            (None, Some(answers)) => {
+                if answers.is_empty() {
+                    return Err("field `answers`: no answer".into());
+                }
+                if let Some(i) = answers.iter().position(|a| a.trim().is_empty()) {
+                    return Err(format!("field `answers[{i}]`: empty"));
+                }
+                answers
+            }
+            (Some(_), Some(_)) => return Err("fields `answer` and `answers`: give one".into()),
+            (None, None) => return Err("missing field `answer` (or `answers`)".into()),
+        };
+        Ok(Labelled {
+            question: self.question,
+            answers,
+        })
+    }
+}
+
+/// Reads JSON lines of `{"question", "answer"}` or `{"question", "answers": [...]}`; errors name
+/// the file, line and field.
 pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -246,13 +285,11 @@ pub fn read_labelled(path: &Path) -> Result<Vec<Labelled>> {
         if line.trim().is_empty() {
             continue;
         }
-        let item: Labelled = serde_json::from_str::<serde_json::Value>(line)
+        let item = serde_json::from_str::<serde_json::Value>(line)
             .map_err(|e| e.to_string())
-            .and_then(|value| ansel_model::json::from_value(value, ""))
+            .and_then(|value| ansel_model::json::from_value::<LabelledLine>(value, ""))
+            .and_then(LabelledLine::into_labelled)
             .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))?;
-        if item.answer.trim().is_empty() {
-            bail!("{}:{}: field `answer`: empty", path.display(), i + 1);
-        }
         labelled.push(item);
     }
     if labelled.is_empty() {

@@ -578,7 +578,7 @@ fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
     assert_eq!(lines.len(), 28);
     let first = &lines[0];
     assert!(
-        first["expected"].is_string() && first["answered"].is_boolean(),
+        first["expected"].is_array() && first["answered"].is_boolean(),
         "{first}"
     );
     let answers = first["answers"].as_array().unwrap();
@@ -597,24 +597,71 @@ fn eval_ask_scores_the_default_cascade_on_the_sample_questions() {
         read(2)
     );
 
-    let bad = dir.path().join("bad.jsonl");
-    std::fs::write(
-        &bad,
-        "{\"question\": \"q\", \"answer\": \"a\"}\n{\"question\": \"q\"}\n",
-    )
-    .unwrap();
-    let output = ansel(&[
+    // Several references (SQuAD's dev set): a sentence holding any of them answers the question,
+    // so a reference no sentence holds, put first, changes nothing.
+    let several = dir.path().join("several.jsonl");
+    let lines: String = std::fs::read_to_string(&questions)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let q: serde_json::Value = serde_json::from_str(l).unwrap();
+            let refs = serde_json::json!(["no sentence says zqxv", q["answer"]]);
+            serde_json::json!({"question": q["question"], "answers": refs}).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&several, lines).unwrap();
+    let out = succeed(&[
         "eval-ask",
         "--index",
         &index,
         "--questions",
-        bad.to_str().unwrap(),
+        several.to_str().unwrap(),
+        "--json",
     ]);
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        err.contains("bad.jsonl:2") && err.contains("missing field `answer`"),
-        "{err}"
-    );
+    let with_several: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for key in ["P@1", "MRR", "found", "span_EM", "span_F1"] {
+        assert_eq!(with_several[key], report[key], "{key}: {with_several}");
+    }
+
+    let bad = dir.path().join("bad.jsonl");
+    for (line, field) in [
+        ("{\"question\": \"q\"}", "missing field `answer`"),
+        (
+            "{\"question\": \"q\", \"answers\": []}",
+            "field `answers`: no answer",
+        ),
+        (
+            "{\"question\": \"q\", \"answers\": [\"a\", \" \"]}",
+            "field `answers[1]`: empty",
+        ),
+        (
+            "{\"question\": \"q\", \"answer\": \"a\", \"answers\": [\"a\"]}",
+            "give one",
+        ),
+        (
+            "{\"question\": \"q\", \"answers\": \"a\"}",
+            "field `answers`: invalid type",
+        ),
+    ] {
+        std::fs::write(
+            &bad,
+            format!("{{\"question\": \"q\", \"answer\": \"a\"}}\n{line}\n"),
+        )
+        .unwrap();
+        let output = ansel(&[
+            "eval-ask",
+            "--index",
+            &index,
+            "--questions",
+            bad.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && err.contains("bad.jsonl:2") && err.contains(field),
+            "{line}: {err}"
+        );
+    }
 }
 
 /// The default `rank` score of a (question, text) pair is the pair's own: the same whatever other

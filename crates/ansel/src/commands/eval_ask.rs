@@ -12,7 +12,9 @@ use std::time::Instant;
 pub struct EvalAskArgs {
     #[command(flatten)]
     cascade: CascadeArgs,
-    /// JSON lines of {"question", "answer"}: an answer sentence contains `answer`.
+    /// JSON lines of {"question", "answer"}: an answer sentence contains `answer`; or of
+    /// {"question", "answers": [...]} with several references (SQuAD's dev set): an answer
+    /// sentence contains one of them, and a span scores its best match.
     #[arg(long)]
     questions: PathBuf,
     /// Answers looked at per question.
@@ -106,18 +108,18 @@ pub fn run(args: EvalAskArgs) -> Result<()> {
             if let Some(c) = &calibration {
                 c.annotate(&mut line, &answers);
             }
-            line["expected"] = serde_json::json!(item.answer);
+            line["expected"] = serde_json::json!(item.answers);
             answer_lines += &format!("{line}\n");
         }
-        let rank = answers
-            .answers
-            .iter()
-            .position(|a| a.sentence.text.contains(&item.answer));
+        let rank = answers.answers.iter().position(|a| {
+            item.answers
+                .iter()
+                .any(|gold| a.sentence.text.contains(gold))
+        });
         reciprocal_ranks.push(rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0)));
         if let Some(span) = answers.answers.first().and_then(|a| a.span.as_ref()) {
-            let gold = std::slice::from_ref(&item.answer);
-            span_em += ansel_reader::exact_match(&span.text, gold);
-            span_f1 += ansel_reader::best_f1(&span.text, gold);
+            span_em += ansel_reader::exact_match(&span.text, &item.answers);
+            span_f1 += ansel_reader::best_f1(&span.text, &item.answers);
             spans += 1;
         }
         if calibration
