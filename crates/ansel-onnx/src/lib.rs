@@ -457,14 +457,20 @@ pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Environment variable that turns ONNX Runtime's spinning intra-op threads back on (`1`).
+/// Environment variable that turns off ONNX Runtime's spinning intra-op threads (`0`).
 pub const SPIN_ENV: &str = "ANSEL_ORT_SPIN";
 
-/// Whether idle intra-op threads spin. Off by default: a cascade runs two sessions one after the
-/// other, and the first one's spinning threads took the cores from the second (an MPNet rerank of
-/// 2 sentences after the student cost 130 ms instead of ~50; docs/results/default-model.md).
+/// ONNX Runtime's session option that parks the intra-op threads as soon as a run returns.
+const FORCE_SPINNING_STOP: &str = "session.force_spinning_stop";
+
+/// Whether intra-op threads spin while a run is in progress (on unless [`SPIN_ENV`] is `0`).
+/// Spinning saves each operator the threads' wake-up, which dominates the small matrices of one
+/// pair (`ask` p50 0.85x, p99 about 1.1x; docs/results/ort-spinning.md); the session stops its threads
+/// spinning when a run ends (`session.force_spinning_stop`), since a cascade runs two sessions
+/// one after the other and the first one's idle spinning threads took the cores from the
+/// second (an MPNet rerank of 2 sentences after the student cost 130 ms instead of ~50).
 fn spinning() -> bool {
-    std::env::var(SPIN_ENV).is_ok_and(|v| v == "1")
+    std::env::var(SPIN_ENV).map_or(true, |v| v != "0")
 }
 
 /// The runtime, then `dir`'s encoder config and tokenizer, and a session on `graph` (every
@@ -504,6 +510,8 @@ pub fn open_session(path: &Path, threads: usize) -> Result<Session> {
         .with_inter_threads(1)
         .map_err(|e| err(e.to_string()))?
         .with_intra_op_spinning(spinning())
+        .map_err(|e| err(e.to_string()))?
+        .with_config_entry(FORCE_SPINNING_STOP, "1")
         .map_err(|e| err(e.to_string()))?
         .commit_from_file(path)
         .map_err(|e| err(e.to_string()))
