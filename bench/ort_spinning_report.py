@@ -9,7 +9,8 @@ SETTING = {"0": "not spinning (`ANSEL_ORT_SPIN=0`)", "1": "spinning during a run
 
 def main():
     rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-    asks = [r for r in rows if "server" not in r]
+    asks = [r for r in rows if "P@1" in r]
+    evals = [r for r in rows if "eval" in r]
     servers = {r["spin"]: r["server"] for r in rows if "server" in r}
     print("# ONNX Runtime's threads spinning during a run\n")
     print("Made by `bash scripts/bench-ort-spinning.sh` (rows in `ort-spinning.jsonl`), the two settings")
@@ -41,6 +42,14 @@ def main():
             for name, e in endpoints.items():
                 print(f"| {SETTING[spin]} | `{name}` | {e['requests']} | {e['ok']} | {e['shed']} | "
                       f"{e['p50_ms']:.1f} | {e['p99_ms']:.1f} | {e['ok_per_s']:.1f} |")
+    if evals:
+        print("\n## Offline scoring\n")
+        print("`ansel eval --data WikiQA-test.tsv --model M` (the questions with a positive), wall seconds")
+        print("of the whole command, model loading included; one run of each.\n")
+        print("| model | setting | questions | MAP | seconds |")
+        print("|---|---|---|---|---|")
+        for r in evals:
+            print(f"| `{r['eval']}` | {SETTING[r['spin']]} | {r['questions']} | {r['MAP']:.4f} | {r['seconds']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 # against not spinning (ANSEL_ORT_SPIN=0), in the same session, alternating:
 #   - `ansel eval-ask` with the default cascade and span reader over the held-out SQuAD dev
 #     articles (500 questions, one at a time): P@1, span EM and latency per question;
-#   - `bash scripts/bench-server.sh` (8 connections on loopback): /rerank and /ask under load.
+#   - `bash scripts/bench-server.sh` (8 connections on loopback): /rerank and /ask under load;
+#   - `ansel eval` on WikiQA test with the two int8 cross-encoders of the cascade: offline scoring
+#     (wall seconds, model loading included).
 # Rows in docs/results/ort-spinning.jsonl, the page docs/results/ort-spinning.md.
 # ROUNDS=N (default 2) rounds of eval-ask. Needs ../shared/data (scripts/squad-sent-data.sh).
 set -euo pipefail
@@ -44,6 +46,20 @@ if set(rows) != {"/rerank", "/ask"}:
 print(json.dumps({"server": rows}))' "$page")
   rm -f "$page"
   row "$spin" 1 "$server"
+done
+for model in minilm-l6-general-distilled-int8 mpnet-base-squad-tanda-int8; do
+  for spin in 0 1; do
+    echo "== eval WikiQA test, $model, ANSEL_ORT_SPIN=$spin" >&2
+    report=$(ANSEL_ORT_SPIN=$spin python3 -c 'import json, subprocess, sys, time
+start = time.monotonic()
+out = subprocess.run(sys.argv[1:], check=True, capture_output=True, text=True).stdout
+# The row of the table that names the model: model, questions, P@1, MAP, ...
+cells = next(l.split() for l in out.splitlines() if l.split()[:1] == [sys.argv[-1]])
+print(json.dumps({"eval": sys.argv[-1], "seconds": time.monotonic() - start, "questions": int(cells[1]),
+                  "MAP": float(cells[3])}))' \
+      "$ansel" eval --data "${ANSEL_SHARED_DATA:-../shared/data}/wikiqa/WikiQA-test.tsv" --model "$model")
+    row "$spin" 1 "$report"
+  done
 done
 python3 bench/ort_spinning_report.py "$rows" >docs/results/ort-spinning.md
 echo "wrote docs/results/ort-spinning.md" >&2

@@ -465,7 +465,7 @@ const FORCE_SPINNING_STOP: &str = "session.force_spinning_stop";
 
 /// Whether intra-op threads spin while a run is in progress (on unless [`SPIN_ENV`] is `0`).
 /// Spinning saves each operator the threads' wake-up, which dominates the small matrices of one
-/// pair (`ask` p50 0.85x, p99 about 1.1x: docs/results/ort-spinning.md). Each session parks its
+/// pair (`ask` p50 0.80x, p99 about 1.05x: docs/results/ort-spinning.md). Each session parks its
 /// threads when a run ends ([`FORCE_SPINNING_STOP`]): a cascade runs two sessions one after the
 /// other, and the first one's idle spinning threads took the cores from the second (an MPNet
 /// rerank of 2 sentences after the student cost 130 ms instead of ~50;
